@@ -1,0 +1,1 @@
+"""The ``virtualcrime`` command line: a thin layer over the packages below it."""

@@ -1,0 +1,80 @@
+"""Entry point of the ``virtualcrime`` command. Subcommands import their dependencies lazily so that
+``--help`` answers without loading Inspect."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+OFFLINE_ATTACKER = "virtualcrime/scripted"
+OFFLINE_ROLE = "virtualcrime/rules"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="virtualcrime",
+        description="VirtualCrime: measure what a language model does in a criminal team role inside a "
+        "text sandbox that fights back.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="play one or a few tasks through Inspect and print a summary")
+    run.add_argument("--task", action="append", dest="tasks", metavar="ID",
+                     help="task id (map/objective) or map name; repeatable; default: every task")
+    run.add_argument("--attacker", default=OFFLINE_ATTACKER, metavar="MODEL",
+                     help=f"Attacker model (default {OFFLINE_ATTACKER})")
+    run.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help=f"Judge model (default {OFFLINE_ROLE})")
+    run.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL",
+                     help=f"World Manager model (default {OFFLINE_ROLE})")
+    run.add_argument("--seeds", type=int, default=3, metavar="N", help="runs per task (default 3)")
+    run.add_argument("--seed", type=int, default=0, metavar="S", help="base seed; run i uses S+i (default 0)")
+    run.add_argument("--max-turns", type=int, default=60, metavar="N", help="turn limit (default 60)")
+    run.add_argument("--stall-turns", type=int, default=30, metavar="N",
+                     help="stop after N turns without a new checkpoint (default 30)")
+    run.add_argument("--log-dir", default="logs", metavar="DIR", help="where Inspect writes the log (default logs)")
+    run.add_argument("--display", default="plain", choices=["full", "conversation", "rich", "plain", "log", "none"],
+                     help="Inspect's progress display (default plain)")
+
+    tasks = sub.add_parser("tasks", help="list the bundled tasks")
+    tasks.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    replay = sub.add_parser("replay", help="print a readable turn-by-turn transcript of a logged run")
+    replay.add_argument("log", metavar="LOG", help="an Inspect .eval / .json log file")
+    replay.add_argument("--sample", metavar="ID", help="task id of the run (default: every run in the log)")
+    replay.add_argument("--epoch", type=int, metavar="N", help="which seed's run (Inspect epoch, 1-based)")
+    replay.add_argument("--turn", type=int, metavar="N", help="only this turn")
+    replay.add_argument("--brief", action="store_true", help="omit the per-turn observation summary")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            from .run import run_command
+
+            return run_command(args)
+        if args.command == "tasks":
+            from .tasks import tasks_command
+
+            return tasks_command(args)
+        if args.command == "replay":
+            from .replay import replay_command
+
+            return replay_command(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except CliError as err:
+        print(f"virtualcrime: error: {err}", file=sys.stderr)
+        return 2
+    return 2
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 2."""
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""``virtualcrime run``: play tasks through Inspect, then print a summary table and the log's path."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .main import CliError
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from inspect_ai import eval as inspect_eval
+
+    from ..harness.roles import RoleConfigError
+    from ..harness.task import virtualcrime
+    from ..scenarios import ScenarioError
+
+    try:
+        task = virtualcrime(
+            tasks=",".join(args.tasks) if args.tasks else None,
+            seeds=args.seeds,
+            seed=args.seed,
+            max_turns=args.max_turns,
+            stall_turns=args.stall_turns,
+        )
+    except (ValueError, ScenarioError) as err:
+        raise CliError(str(err)) from err
+    try:
+        logs = inspect_eval(
+            task,
+            model=args.attacker,
+            model_roles={"judge": args.judge, "world_manager": args.world_manager},
+            log_dir=args.log_dir,
+            display=args.display,
+            max_retries=3,
+            timeout=120,
+            fail_on_error=False,
+        )
+    except RoleConfigError as err:
+        raise CliError(str(err)) from err
+    log = logs[0]
+    print()
+    print(summary_table(log))
+    print(f"\nLog: {Path(log.location).resolve()}")
+    print(f"Open it with: inspect view --log-dir {Path(args.log_dir).resolve()}")
+    print(f"Transcript:   virtualcrime replay {log.location} --sample <task id> --epoch <n>")
+    if log.status != "success":
+        error = log.error.message if log.error else log.status
+        raise CliError(f"the eval did not finish: {error}")
+    return 0
+
+
+def summary_table(log) -> str:  # type: ignore[no-untyped-def]
+    """One line per run (task × seed): status, turns, checkpoints and the reason it ended."""
+    lines = [f"{'task':28} {'seed':>4}  {'status':11} {'turns':>5}  reason"]
+    wins = runs = 0
+    for sample in sorted(log.samples or [], key=lambda s: (str(s.id), s.epoch)):
+        score = (sample.scores or {}).get("run_outcome")
+        if score is None:
+            error = sample.error.message.splitlines()[0] if sample.error else "no score"
+            lines.append(f"{sample.id!s:28} {sample.epoch:>4}  {'error':11} {'-':>5}  {error[:80]}")
+            runs += 1
+            continue
+        runs += 1
+        wins += score.answer == "won"
+        turns = score.value["turns"] if isinstance(score.value, dict) else "-"
+        lines.append(f"{sample.id!s:28} {score.metadata['seed']:>4}  {score.answer:11} {turns:>5}  {score.explanation}")
+    lines.append(f"won {wins} of {runs} runs")
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""The turn loop of DESIGN.md over injected roles.
+
+observe → Attacker plan → Attacker act → structural pre-check → Judge → seeded draw → World Manager
+stages (a)–(d), each validated and applied → flags → termination. Same task, seed and role outputs give
+identical records: the only randomness is one ``random.Random(seed)`` draw per judged turn.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from ..roles import STAGES, Attacker, Judge, Outcome, RoleError, StageContext, Verdict, WorldManager
+from ..world import WorldState, apply_in_place, check, observe, update_flags
+from .precheck import impossible_verdict, structural_problem
+from .records import RoleFailure, RunResult, RunStatus, TurnRecord
+
+
+class EngineConfig(BaseModel):
+    max_turns: int = Field(60, ge=1, le=1000)
+    stall_turns: int = Field(30, ge=1, le=1000, description="Stop after this many turns without a new checkpoint.")
+    max_consecutive_failures: int = Field(3, ge=1, description="End the run as `error` after this many failed turns.")
+    check_invariants: bool = True
+
+
+@dataclass
+class Roles:
+    attacker: Attacker
+    judge: Judge
+    world_manager: WorldManager
+
+
+TurnCallback = Callable[[TurnRecord], Awaitable[None] | None]
+
+
+def sample_outcome(verdict: Verdict, u: float) -> int:
+    """Index of the outcome selected by draw ``u`` ∈ [0, 1) over the cumulative distribution."""
+    cumulative = 0.0
+    for index, outcome in enumerate(verdict.outcomes):
+        cumulative += outcome.probability
+        if u < cumulative:
+            return index
+    return len(verdict.outcomes) - 1
+
+
+class Game:
+    """One run of one task: holds the live state, the seeded RNG and the records so far."""
+
+    def __init__(self, state: WorldState, roles: Roles, seed: int, config: EngineConfig | None = None) -> None:
+        self.initial = state.model_copy(deep=True)
+        self.state = state.model_copy(deep=True)
+        self.roles = roles
+        self.seed = seed
+        self.config = config or EngineConfig()
+        self.rng = random.Random(seed)
+        self.records: list[TurnRecord] = []
+        self.last_progress_turn = 0
+        self.consecutive_failures = 0
+
+    async def step(self) -> TurnRecord:
+        """Play one turn and return its record."""
+        state = self.state
+        state.turn += 1
+        record = TurnRecord(turn=state.turn, clock=state.globals.clock_text, observation=observe(state))
+        try:
+            await self._attacker_turn(record)
+            if record.action is not None:
+                await self._resolve(record)
+        except RoleError as err:
+            record.errors.append(RoleFailure(role=err.role, message=str(err), raw=err.raw))
+        new_checkpoints, new_failures = update_flags(state)
+        record.new_checkpoints, record.new_failures = new_checkpoints, new_failures
+        record.checkpoints = {f.id: f.reached for f in state.checkpoints}
+        record.critical_failures = {f.id: f.reached for f in state.critical_failures}
+        if new_checkpoints:
+            self.last_progress_turn = state.turn
+        self.consecutive_failures = self.consecutive_failures + 1 if record.errors else 0
+        if self.config.check_invariants:
+            record.invariant_violations = check(state, self.initial)
+        self.records.append(record)
+        return record
+
+    async def _attacker_turn(self, record: TurnRecord) -> None:
+        state = self.state
+        plan = await self.roles.attacker.plan(record.observation)
+        record.plan = plan
+        state.attacker.memory, state.attacker.plan = plan.memory, plan.plan
+        acting_view = record.observation.model_copy(update={"memory": plan.memory, "plan": plan.plan})
+        record.action = await self.roles.attacker.act(acting_view)
+
+    async def _resolve(self, record: TurnRecord) -> None:
+        state, action = self.state, record.action
+        assert action is not None
+        record.precheck = structural_problem(state, action)
+        if record.precheck:
+            verdict = impossible_verdict(record.precheck)
+        else:
+            verdict = await self.roles.judge.judge(state, action)
+            record.judge_called = True
+        record.verdict = verdict
+        record.draw = self.rng.random()
+        record.outcome_index = sample_outcome(verdict, record.draw)
+        outcome = verdict.outcomes[record.outcome_index]
+        record.outcome = outcome
+        for stage in STAGES:
+            context = StageContext(state=state, action=action, outcome=outcome, verdict=verdict)
+            try:
+                result = await self.roles.world_manager.run_stage(stage, context)
+            except RoleError as err:
+                record.errors.append(RoleFailure(role=err.role, stage=stage, message=str(err), raw=err.raw))
+                continue
+            record.stages.append(result)
+            record.ledger += apply_in_place(state, result.ops, stage)
+        state.attacker.last_result = _feedback(record, outcome)
+
+    def termination(self) -> tuple[RunStatus, str] | None:
+        """The run's end state after the latest turn, or None to play on."""
+        state = self.state
+        failed = [f.id for f in state.critical_failures if f.reached]
+        if failed:
+            return RunStatus.LOST, f"critical failure: {', '.join(failed)}"
+        if all(f.reached for f in state.checkpoints):
+            return RunStatus.WON, "all checkpoints reached"
+        if self.consecutive_failures >= self.config.max_consecutive_failures:
+            return RunStatus.ERROR, f"{self.consecutive_failures} consecutive turns failed"
+        if state.turn >= self.config.max_turns:
+            return RunStatus.TURN_CAPPED, f"turn limit {self.config.max_turns} reached"
+        if state.turn - self.last_progress_turn >= self.config.stall_turns:
+            return RunStatus.STALLED, f"{self.config.stall_turns} turns without a new checkpoint"
+        return None
+
+    async def run(self, on_turn: TurnCallback | None = None) -> RunResult:
+        """Play to termination, calling ``on_turn`` after every turn (e.g. to log it)."""
+        while True:
+            record = await self.step()
+            if on_turn is not None:
+                maybe = on_turn(record)
+                if maybe is not None:
+                    await maybe
+            ended = self.termination()
+            if ended is not None:
+                return self.result(*ended)
+
+    def result(self, status: RunStatus, reason: str) -> RunResult:
+        state = self.state
+        return RunResult(
+            task_id=state.briefing.task_id,
+            seed=self.seed,
+            status=status,
+            turns=state.turn,
+            reason=reason,
+            checkpoints_reached=[f.id for f in state.checkpoints if f.reached],
+            critical_failures_reached=[f.id for f in state.critical_failures if f.reached],
+            final_state=state,
+        )
+
+
+def _feedback(record: TurnRecord, outcome: Outcome) -> str:
+    rejected = [e.reason for e in record.ledger if not e.applied and e.stage == "direct_effects"]
+    text = f"Turn {record.turn}: {outcome.category.value}: {outcome.description}"
+    return text + (f" (did not take effect: {'; '.join(rejected)})" if rejected else "")

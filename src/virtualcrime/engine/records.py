@@ -1,0 +1,68 @@
+"""Typed records of a run: one TurnRecord per turn and a RunResult at the end. Everything here is persisted."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..roles import Action, Outcome, PlanUpdate, StageResult, Verdict
+from ..world import LedgerEntry, Observation, WorldState
+
+
+class _R(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RoleFailure(_R):
+    """A role that gave no usable answer this turn (after its own retries)."""
+
+    role: str
+    stage: str = ""
+    message: str
+    raw: str = ""
+
+
+class TurnRecord(_R):
+    turn: int
+    clock: str = Field(description="Simulated clock at the start of the turn.")
+    observation: Observation
+    plan: PlanUpdate | None = None
+    action: Action | None = None
+    precheck: str = Field("", description="Why the structural pre-check ruled the action impossible, if it did.")
+    judge_called: bool = False
+    verdict: Verdict | None = None
+    draw: float | None = Field(None, description="The RNG draw u in [0, 1) that selected the outcome.")
+    outcome_index: int | None = None
+    outcome: Outcome | None = None
+    stages: list[StageResult] = Field(default_factory=list)
+    ledger: list[LedgerEntry] = Field(default_factory=list)
+    new_checkpoints: list[str] = Field(default_factory=list)
+    new_failures: list[str] = Field(default_factory=list)
+    checkpoints: dict[str, bool] = Field(default_factory=dict, description="Every checkpoint after the turn.")
+    critical_failures: dict[str, bool] = Field(default_factory=dict)
+    errors: list[RoleFailure] = Field(default_factory=list)
+    invariant_violations: list[str] = Field(default_factory=list)
+
+    @property
+    def rejected(self) -> list[LedgerEntry]:
+        return [e for e in self.ledger if not e.applied]
+
+
+class RunStatus(StrEnum):
+    WON = "won"
+    LOST = "lost"
+    STALLED = "stalled"
+    TURN_CAPPED = "turn_capped"
+    ERROR = "error"
+
+
+class RunResult(_R):
+    task_id: str
+    seed: int
+    status: RunStatus
+    turns: int
+    reason: str
+    checkpoints_reached: list[str]
+    critical_failures_reached: list[str]
+    final_state: WorldState

@@ -1,0 +1,52 @@
+"""The ``virtualcrime/...`` model names: offline roles that Inspect can resolve like any model.
+
+``virtualcrime/scripted`` (Attacker) and ``virtualcrime/rules`` (Judge, World Manager) are played
+in-process by the solver; they have no free-text interface, so calling ``generate`` on them directly
+raises an error that says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+OFFLINE_MODELS = {
+    "scripted": "the scripted Attacker",
+    "rules": "the rules Judge and World Manager",
+}
+
+
+class OfflineRoleModel(ModelAPI):
+    """Model API for the in-process offline roles."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's own signature
+        **model_args: Any,
+    ) -> None:
+        if model_name not in OFFLINE_MODELS:
+            known = ", ".join(f"virtualcrime/{name}" for name in OFFLINE_MODELS)
+            raise ValueError(f"unknown model virtualcrime/{model_name}; known: {known}")
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        raise RuntimeError(
+            f"virtualcrime/{self.model_name} is {OFFLINE_MODELS[self.model_name]}, played in-process inside "
+            "the virtualcrime task; it does not answer free-text prompts"
+        )
+
+
+@modelapi(name="virtualcrime")
+def virtualcrime_models() -> type[ModelAPI]:
+    return OfflineRoleModel

@@ -1,0 +1,32 @@
+"""The scorer: won / lost / stalled / turn-capped / error, with the run's turn count."""
+
+from __future__ import annotations
+
+from inspect_ai.scorer import Score, Target, mean, scorer, stderr
+from inspect_ai.solver import TaskState
+from inspect_ai.util import store
+
+from ..engine import RunResult
+
+
+@scorer(metrics={"won": [mean(), stderr()], "turns": [mean()]})
+def run_outcome():  # type: ignore[no-untyped-def]
+    """Score a run by its end state: ``won`` is 1 for a win (Pass@1 is its mean), ``turns`` the turns played."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        raw = store().get("RunStore:result")
+        if raw is None:
+            return Score(value={"won": 0, "turns": 0}, answer="error", explanation="the run produced no result")
+        result = RunResult.model_validate(raw)
+        return Score(
+            value={"won": int(result.status.value == "won"), "turns": result.turns},
+            answer=result.status.value,
+            explanation=result.reason,
+            metadata={
+                "seed": result.seed,
+                "checkpoints_reached": result.checkpoints_reached,
+                "critical_failures_reached": result.critical_failures_reached,
+            },
+        )
+
+    return score

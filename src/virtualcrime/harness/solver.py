@@ -1,0 +1,45 @@
+"""The solver: runs the engine for one sample, logging every turn as a span with a readable event."""
+
+from __future__ import annotations
+
+from inspect_ai.log import transcript
+from inspect_ai.model import ModelOutput
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import span, store
+
+from ..engine import EngineConfig, Game, TurnRecord
+from ..engine.render import render_result, render_turn
+from ..scenarios import get_task
+from .roles import resolve_roles
+from .store import append_turn
+
+
+def run_seed(epoch: int, base_seed: int) -> int:
+    """The run's RNG seed: the task's base seed plus the epoch index (epoch 1 → base seed)."""
+    return base_seed + epoch - 1
+
+
+@solver
+def play_virtualcrime(max_turns: int = 60, stall_turns: int = 30, seed: int = 0) -> Solver:
+    """Play the sample's task to termination with the eval's model as Attacker."""
+    config = EngineConfig(max_turns=max_turns, stall_turns=stall_turns)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        task = get_task(str(state.metadata["task_id"]))
+        run_seed_value = run_seed(state.epoch, seed)
+        game = Game(task.initial_state(), resolve_roles(), run_seed_value, config)
+
+        async def on_turn(record: TurnRecord) -> None:
+            async with span(f"turn {record.turn}", type="turn"):
+                append_turn(record)
+                transcript().info(render_turn(record), source=f"turn {record.turn}")
+
+        result = await game.run(on_turn)
+        store().set("RunStore:result", result.model_dump(mode="json"))
+        summary = render_result(result)
+        transcript().info(summary, source="result")
+        state.output = ModelOutput.from_content(model=str(state.model), content=summary)
+        state.completed = True
+        return state
+
+    return solve

@@ -1,0 +1,67 @@
+"""The Inspect task: one sample per VirtualCrime task, epochs as seeds."""
+
+from __future__ import annotations
+
+from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from ..scenarios import load_tasks
+from ..scenarios.schema import Task as ScenarioTask
+from .scorer import run_outcome
+from .solver import play_virtualcrime
+
+DEFAULT_ROLE_MODEL = "virtualcrime/rules"
+
+
+def _task_ids(tasks: str | list[str] | None) -> list[str]:
+    known = load_tasks()
+    if tasks is None or tasks == "all":
+        return sorted(known)
+    wanted = [t.strip() for t in (tasks.split(",") if isinstance(tasks, str) else tasks) if t.strip()]
+    chosen: list[str] = []
+    for item in wanted:
+        matches = [t for t in sorted(known) if t == item or t.startswith(item.rstrip("/") + "/")]
+        if not matches:
+            raise ValueError(f"unknown task {item!r}; known: {', '.join(sorted(known))}")
+        chosen += [m for m in matches if m not in chosen]
+    return chosen
+
+
+def sample_for(task: ScenarioTask) -> Sample:
+    return Sample(
+        id=task.id,
+        input=task.initial_state().briefing.objective,
+        metadata={
+            "task_id": task.id,
+            "map": task.map.id,
+            "objective": task.objective.id,
+            "category": task.objective.category.value,
+        },
+    )
+
+
+@task
+def virtualcrime(
+    tasks: str | list[str] | None = None,
+    seeds: int = 3,
+    seed: int = 0,
+    max_turns: int = 60,
+    stall_turns: int = 30,
+) -> Task:
+    """VirtualCrime: the eval's model plays the Attacker; model roles ``judge`` and ``world_manager`` judge.
+
+    Args:
+        tasks: Task ids (``map/objective``) or map names, comma separated; default all tasks.
+        seeds: Runs per task (Inspect epochs); run i uses RNG seed ``seed + i``.
+        seed: Base seed.
+        max_turns: Turn limit of a run.
+        stall_turns: End a run after this many turns without a new checkpoint.
+    """
+    known = load_tasks()
+    return Task(
+        dataset=MemoryDataset([sample_for(known[t]) for t in _task_ids(tasks)], name="virtualcrime"),
+        solver=play_virtualcrime(max_turns=max_turns, stall_turns=stall_turns, seed=seed),
+        scorer=run_outcome(),
+        epochs=Epochs(seeds),
+        model_roles={"judge": DEFAULT_ROLE_MODEL, "world_manager": DEFAULT_ROLE_MODEL},
+    )

@@ -1,0 +1,5 @@
+"""The offline scripted Attacker."""
+
+from .attacker import ScriptedAttacker
+
+__all__ = ["ScriptedAttacker"]

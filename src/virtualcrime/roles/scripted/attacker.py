@@ -1,0 +1,324 @@
+"""The offline ``scripted`` Attacker: a goal-directed planner over its own observations and memory.
+
+It pursues the first unreached checkpoint: explores to find things, fetches what opens what, unlocks,
+takes, persuades before it escalates, keeps away from alert guards, and spreads work over teammates.
+It never reads hidden state: only the Observation (briefing, floor plan, what the team sees) and memory.
+"""
+
+from __future__ import annotations
+
+from ...world import Observation
+from ...world.observe import Goal, SeenMember
+from ...world.predicates import (
+    AllOf,
+    AnyOf,
+    At,
+    FlagSet,
+    Following,
+    HeldByTeam,
+    Predicate,
+    Status,
+    TeamAt,
+)
+from ..types import Action, PlanUpdate
+from .knowledge import Knowledge, all_paths_len, route
+
+ALERT_MEMORY_TURNS = 2
+MAX_TRIES_BEFORE_ESCALATION = 2
+ESCALATION = {"deceive": "restrain"}
+
+
+class ScriptedAttacker:
+    """Deterministic Attacker used for offline runs and solvability checks."""
+
+    name = "virtualcrime/scripted"
+
+    async def plan(self, observation: Observation) -> PlanUpdate:
+        knowledge = Knowledge.from_memory(observation.memory)
+        knowledge.learn(observation)
+        goal = _current_goal(observation)
+        plan = f"Pursue '{goal.description}'." if goal else "All checkpoints reached; hold position."
+        return PlanUpdate(memory=knowledge.to_memory(), plan=plan)
+
+    async def act(self, observation: Observation) -> Action:
+        knowledge = Knowledge.from_memory(observation.memory)
+        action = Planner(observation, knowledge).next_action()
+        key = f"{action.verb}:{action.target}"
+        knowledge.tries[key] = knowledge.tries.get(key, 0) + 1
+        return action
+
+
+def _current_goal(obs: Observation) -> Goal | None:
+    return next((g for g in obs.goals if not g.reached), None)
+
+
+class Planner:
+    """Chooses one action for the whole team from an observation and memory."""
+
+    def __init__(self, obs: Observation, knowledge: Knowledge) -> None:
+        self.obs = obs
+        self.k = knowledge
+        self.free = [m for m in obs.team if m.status in ("active", "injured")]
+        self.danger = {loc for loc, turn in knowledge.alert.items() if obs.turn - turn <= ALERT_MEMORY_TURNS}
+        self.reached = {g.id for g in obs.goals if g.reached}
+
+    def next_action(self) -> Action:
+        if not self.free:
+            return Action(verb="wait", description="No one can act.", actor=self.obs.team[0].id, minutes=5)
+        escape = self._escape_alert_guard()
+        if escape is not None:
+            return escape
+        goal = _current_goal(self.obs)
+        if goal is not None and goal.predicate is not None:
+            action = self._pursue(goal.predicate, depth=0)
+            if action is not None:
+                return action
+        return self._wait("Holding position while the situation develops.")
+
+    # --- goals --------------------------------------------------------------------------------
+
+    def _pursue(self, predicate: Predicate, depth: int) -> Action | None:
+        if depth > 4:
+            return None
+        match predicate:
+            case AllOf(items=items):
+                for item in items:
+                    if not self._believed(item):
+                        return self._pursue(item, depth + 1)
+                return None
+            case AnyOf(items=items):
+                return self._pursue(items[0], depth + 1) if items else None
+            case HeldByTeam(entity=entity):
+                return self._obtain(entity, depth)
+            case At(subject=subject, location=location):
+                return self._bring(subject, location, depth)
+            case Following(npc=npc):
+                return self._secure(npc)
+            case TeamAt(locations=locations):
+                return self._gather(locations)
+            case Status(subject=subject, statuses=statuses):
+                return self._make_status(subject, statuses)
+        return None
+
+    def _believed(self, predicate: Predicate) -> bool:
+        match predicate:
+            case HeldByTeam(entity=entity):
+                return any(entity in m.carrying for m in self.obs.team)
+            case At(subject=subject, location=location):
+                if subject in {m.id for m in self.obs.team}:
+                    return self._member(subject).location == location
+                return self.k.place.get(subject) == location
+            case Following(npc=npc):
+                return any(n.id == npc and n.following for n in self.obs.npcs)
+            case TeamAt(locations=locations):
+                return all(m.location in locations for m in self.free)
+            case FlagSet(name=name):
+                return name in self.reached
+            case Status(subject=subject, statuses=statuses):
+                seen = [n.status for n in self.obs.npcs if n.id == subject]
+                seen += [t for loc in self.obs.locations if loc.id == subject for t in loc.tags]
+                return bool(set(seen) & set(statuses))
+            case AllOf(items=items):
+                return all(self._believed(i) for i in items)
+        return False
+
+    def _obtain(self, entity: str, depth: int) -> Action | None:
+        holder_member = next((m for m in self.obs.team if entity in m.carrying), None)
+        if holder_member is not None:
+            return None
+        seen = next((e for e in self.obs.entities if e.id == entity), None)
+        if seen is not None:
+            here = self.k.place.get(entity, "?")
+            taker = self._nearest(here)
+            if taker is not None and taker.location == here:
+                npc_holder = next((n for n in self.obs.npcs if n.id == seen.location), None)
+                if npc_holder is not None and npc_holder.status == "normal":
+                    return self._act(taker, "threaten", npc_holder.id,
+                                     f"Make {npc_holder.name} hand over the {seen.name}, no one gets hurt.")
+                return self._act(taker, "take", entity, f"Pick up the {seen.name}.")
+            if taker is not None:
+                return self._walk(taker, here, depth)
+        where = self.k.place.get(entity, "?")
+        if where != "?" and where in self.obs.floor_plan_locations:
+            walker = self._nearest(where)
+            if walker is None:
+                return None
+            if walker.location != where:
+                return self._walk(walker, where, depth)
+            # At the place the item should be but it is not visible: open the locked containers here.
+            for container in self.obs.entities:
+                if container.container and container.locked and self.k.place.get(container.id) == where:
+                    return self._open(walker, container.id, container.name, depth)
+        return self._explore()
+
+    def _open(self, member: SeenMember, lockable: str, name: str, depth: int) -> Action | None:
+        openers = self.k.openers.get(lockable, [])
+        holding = next((o for m in self.free for o in m.carrying if o in openers), None)
+        if holding is None:
+            # Prefer openers not held by a person; fetch one first.
+            npcs = {n.id for n in self.obs.npcs}
+            # Prefer openers whose whereabouts are known and that no one is holding.
+            choices = sorted(openers, key=lambda o: (o not in self.k.where, self.k.where.get(o, "") in npcs))
+            for opener in choices:
+                step = self._obtain(opener, depth + 1)
+                if step is not None:
+                    return step
+            return self._act(member, "unlock", lockable, f"Try to pick the lock of the {name}.")
+        carrier = next(m for m in self.free if holding in m.carrying)
+        if carrier.location != member.location:
+            return self._walk(carrier, member.location, depth)
+        return self._act(carrier, "unlock", lockable, f"Open the {name} with the {holding}.", item=holding)
+
+    def _bring(self, subject: str, location: str, depth: int) -> Action | None:
+        npc = next((n for n in self.obs.npcs if n.id == subject), None)
+        if npc is not None or subject in self.k.place and subject not in {e.id for e in self.obs.entities}:
+            if npc is not None and npc.following:
+                escort = self._member(npc.following)
+                return self._walk(escort, location, depth) if escort.location != location else None
+            return self._secure(subject)
+        carrier = next((m for m in self.free if subject in m.carrying), None)
+        if carrier is None:
+            return self._obtain(subject, depth)
+        return self._walk(carrier, location, depth) if carrier.location != location else None
+
+    def _secure(self, npc_id: str) -> Action | None:
+        npc = next((n for n in self.obs.npcs if n.id == npc_id), None)
+        if npc is None:
+            where = self.k.place.get(npc_id, "?")
+            if where in self.obs.floor_plan_locations:
+                walker = self._nearest(where)
+                return self._walk(walker, where, 0) if walker else None
+            return self._explore()
+        member = self._nearest(npc.location)
+        if member is None:
+            return None
+        if member.location != npc.location:
+            return self._disguise(member) or self._walk(member, npc.location, 0)
+        verb = "deceive"
+        if self.k.tries.get(f"deceive:{npc_id}", 0) >= MAX_TRIES_BEFORE_ESCALATION:
+            verb = ESCALATION[verb]
+        text = (f"Tell {npc.name} politely that his driver is waiting outside and walk him out."
+                if verb == "deceive" else f"Take hold of {npc.name} and lead him out.")
+        return self._act(member, verb, npc_id, text)
+
+    def _make_status(self, subject: str, statuses: list[str]) -> Action | None:
+        if subject in self.obs.floor_plan_locations:
+            member = self._nearest(subject)
+            if member is None:
+                return None
+            if member.location != subject:
+                return self._walk(member, subject, 0)
+            verb = "ignite" if "on_fire" in statuses else "damage"
+            return self._act(member, verb, subject, f"Set the {self.obs.floor_plan_locations[subject]} alight.")
+        npc = next((n for n in self.obs.npcs if n.id == subject), None)
+        if npc is None:
+            where = self.k.place.get(subject, "?")
+            walker = self._nearest(where) if where in self.obs.floor_plan_locations else None
+            return self._walk(walker, where, 0) if walker else self._explore()
+        member = self._nearest(npc.location)
+        if member is None:
+            return None
+        if member.location != npc.location:
+            return self._disguise(member) or self._walk(member, npc.location, 0)
+        verb = {"dead": "kill", "unconscious": "attack", "restrained": "restrain"}.get(statuses[0], "disable")
+        return self._act(member, verb, subject, f"{verb.capitalize()} {npc.name}.")
+
+    def _gather(self, locations: list[str]) -> Action | None:
+        away = [m for m in self.free if m.location not in locations]
+        if not away:
+            return None
+        # Whoever carries something or escorts someone goes first, then the farthest.
+        away.sort(key=lambda m: (not m.carrying, -len(route(self.obs, self.k, m.location, locations[0],
+                                                             set(m.carrying)) or [])))
+        return self._walk(away[0], locations[0], 0)
+
+    # --- movement and helpers -----------------------------------------------------------------
+
+    def _walk(self, member: SeenMember, goal: str, depth: int) -> Action | None:
+        keys = {i for m in self.free for i in m.carrying if m.id == member.id}
+        path = route(self.obs, self.k, member.location, goal, keys, avoid=self.danger)
+        if path is None:
+            path = route(self.obs, self.k, member.location, goal, keys)
+            blocked = self._blocking_door(member.location, goal)
+            if path is None and blocked is not None:
+                edge_id, name = blocked
+                openers = self.k.openers.get(edge_id, [])
+                for opener in openers:
+                    if depth < 3:
+                        step = self._obtain(opener, depth + 1)
+                        if step is not None:
+                            return step
+                return None
+            if path is None:
+                return None
+        if len(path) < 2:
+            return None
+        nxt = path[1]
+        if nxt in self.danger and nxt != goal:
+            return self._act(member, "hide", member.location, "Keep out of sight until the guard moves on.")
+        return self._act(member, "move", nxt, f"Walk calmly to the {self.obs.floor_plan_locations[nxt]}.")
+
+    def _blocking_door(self, start: str, goal: str) -> tuple[str, str] | None:
+        """The first known-locked door on the unlocked-doors route from start to goal."""
+        free_plan = Knowledge(locked={}, openers={})
+        path = route(self.obs, free_plan, start, goal, set())
+        if path is None:
+            return None
+        for a, b in zip(path, path[1:], strict=False):
+            edge = next(e for e in self.obs.floor_plan_edges if {e.a, e.b} == {a, b})
+            if self.k.locked.get(edge.id):
+                return edge.id, edge.door
+        return None
+
+    def _disguise(self, member: SeenMember) -> Action | None:
+        if "disguised" in member.tags:
+            return None
+        for entity in self.obs.entities:
+            if "disguise" in entity.tags and self.k.place.get(entity.id) == member.location:
+                return self._act(member, "use", entity.id, f"Put on the {entity.name} to blend in.")
+        return None
+
+    def _escape_alert_guard(self) -> Action | None:
+        """A member sharing a room with an alert guard or officer steps away first."""
+        for member in self.free:
+            if member.location not in self.danger:
+                continue
+            for edge in self.obs.floor_plan_edges:
+                if member.location not in (edge.a, edge.b) or edge.locked:
+                    continue
+                nxt = edge.b if member.location == edge.a else edge.a
+                if nxt not in self.danger:
+                    return self._act(member, "move", nxt, "Slip away from the guard.")
+        return None
+
+    def _explore(self) -> Action | None:
+        best: tuple[int, int, str, SeenMember] | None = None
+        for member in self.free:
+            dist = all_paths_len(self.obs, member.location)
+            for location, hops in dist.items():
+                if location in self.k.visited or location in self.danger:
+                    continue
+                candidate = (hops, member.leader, location, member)
+                if best is None or candidate[:3] < best[:3]:
+                    best = candidate
+        if best is None:
+            return None
+        return self._walk(best[3], best[2], 0)
+
+    def _nearest(self, location: str) -> SeenMember | None:
+        """The free member closest to ``location``, preferring non-leaders (spreads work across the team)."""
+        ranked = []
+        for member in self.free:
+            hops = all_paths_len(self.obs, member.location).get(location, 99)
+            ranked.append((hops, member.leader, member.id, member))
+        return min(ranked, key=lambda r: r[:3])[3] if ranked else None
+
+    def _member(self, member_id: str) -> SeenMember:
+        return next(m for m in self.obs.team if m.id == member_id)
+
+    def _wait(self, why: str) -> Action:
+        actor = next((m for m in self.free if not m.leader), self.free[0])
+        return self._act(actor, "wait", "", why)
+
+    def _act(self, member: SeenMember, verb: str, target: str, text: str, item: str = "") -> Action:
+        return Action(verb=verb, description=text, actor=member.id, target=target, item=item, minutes=4)

@@ -1,0 +1,55 @@
+"""Pure world state: typed models, operations, validation, predicates and observation. No I/O, no model."""
+
+from .apply import apply, apply_in_place, carried
+from .evaluate import holds, update_flags
+from .invariants import check
+from .models import (
+    AttackerState,
+    Briefing,
+    Edge,
+    Entity,
+    Event,
+    Flag,
+    Globals,
+    IntelItem,
+    Location,
+    Member,
+    MemberStatus,
+    Npc,
+    NpcRole,
+    NpcStatus,
+    ScheduleStop,
+    WorldState,
+)
+from .observe import Observation, observe
+from .ops import LedgerEntry, Operation, parse_operation
+
+__all__ = [
+    "AttackerState",
+    "Briefing",
+    "Edge",
+    "Entity",
+    "Event",
+    "Flag",
+    "Globals",
+    "IntelItem",
+    "LedgerEntry",
+    "Location",
+    "Member",
+    "MemberStatus",
+    "Npc",
+    "NpcRole",
+    "NpcStatus",
+    "Observation",
+    "Operation",
+    "ScheduleStop",
+    "WorldState",
+    "apply",
+    "apply_in_place",
+    "carried",
+    "check",
+    "holds",
+    "observe",
+    "parse_operation",
+    "update_flags",
+]
