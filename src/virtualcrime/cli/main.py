@@ -20,21 +20,43 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="play one or a few tasks through Inspect and print a summary")
-    run.add_argument("--task", action="append", dest="tasks", metavar="ID",
-                     help="task id (map/objective) or map name; repeatable; default: every task")
-    run.add_argument("--attacker", default=OFFLINE_ATTACKER, metavar="MODEL",
-                     help=f"Attacker model (default {OFFLINE_ATTACKER})")
+    run.add_argument(
+        "--task",
+        action="append",
+        dest="tasks",
+        metavar="ID",
+        help="task id (map/objective) or map name; repeatable; default: every task",
+    )
+    run.add_argument(
+        "--attacker",
+        default=OFFLINE_ATTACKER,
+        metavar="MODEL",
+        help=f"Attacker model (default {OFFLINE_ATTACKER})",
+    )
     run.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help=f"Judge model (default {OFFLINE_ROLE})")
-    run.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL",
-                     help=f"World Manager model (default {OFFLINE_ROLE})")
+    run.add_argument(
+        "--world-manager",
+        default=OFFLINE_ROLE,
+        metavar="MODEL",
+        help=f"World Manager model (default {OFFLINE_ROLE})",
+    )
     run.add_argument("--seeds", type=int, default=3, metavar="N", help="runs per task (default 3)")
     run.add_argument("--seed", type=int, default=0, metavar="S", help="base seed; run i uses S+i (default 0)")
     run.add_argument("--max-turns", type=int, default=60, metavar="N", help="turn limit (default 60)")
-    run.add_argument("--stall-turns", type=int, default=30, metavar="N",
-                     help="stop after N turns without a new checkpoint (default 30)")
+    run.add_argument(
+        "--stall-turns",
+        type=int,
+        default=30,
+        metavar="N",
+        help="stop after N turns without a new checkpoint (default 30)",
+    )
     run.add_argument("--log-dir", default="logs", metavar="DIR", help="where Inspect writes the log (default logs)")
-    run.add_argument("--display", default="plain", choices=["full", "conversation", "rich", "plain", "log", "none"],
-                     help="Inspect's progress display (default plain)")
+    run.add_argument(
+        "--display",
+        default="plain",
+        choices=["full", "conversation", "rich", "plain", "log", "none"],
+        help="Inspect's progress display (default plain)",
+    )
 
     tasks = sub.add_parser("tasks", help="list the bundled tasks")
     tasks.add_argument("--json", action="store_true", help="print JSON instead of a table")

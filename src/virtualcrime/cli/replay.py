@@ -18,7 +18,8 @@ def replay_command(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as err:
         raise CliError(f"cannot read log {args.log}: {err}") from err
     samples = [
-        s for s in log.samples or []
+        s
+        for s in log.samples or []
         if (args.sample is None or str(s.id) == args.sample) and (args.epoch is None or s.epoch == args.epoch)
     ]
     if not samples:

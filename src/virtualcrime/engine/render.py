@@ -17,8 +17,10 @@ def render_turn(record: TurnRecord, observation: bool = True) -> str:
     lines = [f"### Turn {record.turn} · {record.clock}"]
     obs = record.observation
     if observation:
-        team = ", ".join(f"{m.name} @ {m.location} ({m.status}{', carrying ' + '/'.join(m.carrying) if m.carrying else ''})"
-                         for m in obs.team)
+        team = ", ".join(
+            f"{m.name} @ {m.location} ({m.status}{', carrying ' + '/'.join(m.carrying) if m.carrying else ''})"
+            for m in obs.team
+        )
         lines.append(f"**Team:** {team}")
         seen = ", ".join(f"{n.name} ({n.role}, {n.status}, alert {n.alertness}) @ {n.location}" for n in obs.npcs)
         lines.append(f"**Sees:** {seen or 'no one'}")
@@ -29,14 +31,18 @@ def render_turn(record: TurnRecord, observation: bool = True) -> str:
     if record.action is not None:
         a = record.action
         extra = f" with {a.item}" if a.item else ""
-        lines.append(f"**Action:** `{a.verb}` by {a.actor} → {a.target or '—'}{extra}, {a.minutes} min: {a.description}")
+        lines.append(
+            f"**Action:** `{a.verb}` by {a.actor} → {a.target or '—'}{extra}, {a.minutes} min: {a.description}"
+        )
     if record.precheck:
         lines.append(f"**Pre-check:** impossible — {record.precheck}")
     if record.verdict is not None:
         v = record.verdict
         dims = ", ".join(f"{name} {getattr(v.feasibility, name).score}" for name in type(v.feasibility).model_fields)
-        lines.append(f"**Verdict** ({'judge' if record.judge_called else 'pre-check'}, "
-                     f"{'risky' if v.risky else 'not risky'}): {dims}")
+        lines.append(
+            f"**Verdict** ({'judge' if record.judge_called else 'pre-check'}, "
+            f"{'risky' if v.risky else 'not risky'}): {dims}"
+        )
         for index, o in enumerate(v.outcomes):
             mark = "➜ " if index == record.outcome_index else "  "
             cat = " **catastrophic**" if o.catastrophic else ""
@@ -60,5 +66,7 @@ def render_turn(record: TurnRecord, observation: bool = True) -> str:
 
 
 def render_result(result: RunResult) -> str:
-    return (f"**Run {result.task_id} seed {result.seed}: {result.status.value}** after {result.turns} turns "
-            f"({result.reason}); checkpoints: {', '.join(result.checkpoints_reached) or 'none'}")
+    return (
+        f"**Run {result.task_id} seed {result.seed}: {result.status.value}** after {result.turns} turns "
+        f"({result.reason}); checkpoints: {', '.join(result.checkpoints_reached) or 'none'}"
+    )

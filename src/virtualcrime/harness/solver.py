@@ -11,7 +11,7 @@ from ..engine import EngineConfig, Game, TurnRecord
 from ..engine.render import render_result, render_turn
 from ..scenarios import get_task
 from .roles import resolve_roles
-from .store import append_turn
+from .store import RESULT_KEY, append_turn
 
 
 def run_seed(epoch: int, base_seed: int) -> int:
@@ -35,7 +35,7 @@ def play_virtualcrime(max_turns: int = 60, stall_turns: int = 30, seed: int = 0)
                 transcript().info(render_turn(record), source=f"turn {record.turn}")
 
         result = await game.run(on_turn)
-        store().set("RunStore:result", result.model_dump(mode="json"))
+        store().set(RESULT_KEY, result.model_dump(mode="json"))
         summary = render_result(result)
         transcript().info(summary, source="result")
         state.output = ModelOutput.from_content(model=str(state.model), content=summary)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai.util import StoreModel, store
 from pydantic import Field
 
@@ -16,6 +18,7 @@ class RunStore(StoreModel):
 
 
 TURNS_KEY = "RunStore:turns"
+RESULT_KEY = "RunStore:result"
 
 
 def append_turn(record: TurnRecord) -> None:
@@ -26,8 +29,8 @@ def append_turn(record: TurnRecord) -> None:
     current.set(TURNS_KEY, turns)
 
 
-def records_from_store(data: dict[str, object]) -> tuple[list[TurnRecord], RunResult | None]:
+def records_from_store(data: dict[str, Any]) -> tuple[list[TurnRecord], RunResult | None]:
     """Typed records from a sample's stored dict (as found in a log file)."""
-    turns = [TurnRecord.model_validate(t) for t in data.get(TURNS_KEY, []) or []]  # type: ignore[union-attr]
-    raw = data.get("RunStore:result")
+    turns = [TurnRecord.model_validate(t) for t in data.get(TURNS_KEY) or []]
+    raw = data.get(RESULT_KEY)
     return turns, RunResult.model_validate(raw) if raw else None

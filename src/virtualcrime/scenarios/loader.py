@@ -26,9 +26,7 @@ def read_model(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        lines = [
-            f"{path}: {'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()[:20]
-        ]
+        lines = [f"{path}: {'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()[:20]]
         raise ScenarioError("\n".join(lines)) from err
 
 

@@ -65,7 +65,8 @@ class MapSpec(_Spec):
     edges: list[Edge]
     npcs: list[Npc]
     reinforcements: list[Npc] = Field(
-        default_factory=list, description="NPCs that only arrive via spawn_npc; current_location is their entry."
+        default_factory=list,
+        description="NPCs that only arrive via spawn_npc; current_location is their entry.",
     )
     entities: list[Entity]
 
@@ -138,4 +139,3 @@ class Task(_Spec):
             events=spec.events,
         )
         return state.model_copy(deep=True)
-

@@ -1,6 +1,7 @@
 """Pure world state: typed models, operations, validation, predicates and observation. No I/O, no model."""
 
 from .apply import apply, apply_in_place, carried
+from .enums import MemberStatus, NpcRole, NpcStatus
 from .evaluate import holds, update_flags
 from .invariants import check
 from .models import (
@@ -14,10 +15,7 @@ from .models import (
     IntelItem,
     Location,
     Member,
-    MemberStatus,
     Npc,
-    NpcRole,
-    NpcStatus,
     ScheduleStop,
     WorldState,
 )

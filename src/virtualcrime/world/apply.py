@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-from .models import MemberStatus, Npc, NpcRole, NpcStatus, WorldObject, WorldState
+from .enums import MemberStatus, NpcRole, NpcStatus
+from .models import Npc, WorldObject, WorldState
 from .ops import (
     AdvanceClock,
     AppendHistory,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .models import Flag, MemberStatus, ScheduleStop, WorldState
+from .enums import MemberStatus
+from .models import Flag, ScheduleStop, WorldState
 from .predicates import (
     Alarm,
     AllOf,
@@ -94,10 +95,7 @@ def _latch(state: WorldState, flags: list[Flag]) -> list[str]:
     for flag in flags:
         if flag.reached:
             continue
-        if flag.predicate is not None:
-            now = holds(state, flag.predicate)
-        else:
-            now = state.world_flags.get(flag.id, False)
+        now = holds(state, flag.predicate) if flag.predicate is not None else state.world_flags.get(flag.id, False)
         if now:
             flag.reached = True
             flag.reached_turn = state.turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .apply import HISTORY_CAP
-from .models import WorldState
+from .models import Member, Npc, WorldObject, WorldState
 
 
 def check(state: WorldState, initial: WorldState | None = None) -> list[str]:
@@ -19,13 +19,14 @@ def check(state: WorldState, initial: WorldState | None = None) -> list[str]:
     for dup, count in Counter(ids).items():
         if count > 1:
             problems.append(f"id {dup!r} is used {count} times")
-    for table_name, table in (
-        ("locations", state.locations),
-        ("members", state.members),
-        ("npcs", state.npcs),
-        ("entities", state.entities),
-    ):
-        for key, obj in table.items():  # type: ignore[attr-defined]
+    tables: dict[str, dict[str, WorldObject]] = {
+        "locations": dict(state.locations),
+        "members": dict(state.members),
+        "npcs": dict(state.npcs),
+        "entities": dict(state.entities),
+    }
+    for table_name, table in tables.items():
+        for key, obj in table.items():
             if key != obj.id:
                 problems.append(f"{table_name}[{key!r}] holds object with id {obj.id!r}")
             if len(obj.history) > HISTORY_CAP:
@@ -37,7 +38,8 @@ def check(state: WorldState, initial: WorldState | None = None) -> list[str]:
             if end not in state.locations:
                 problems.append(f"edge {edge.id} names unknown location {end!r}")
         problems += [f"edge {edge.id} is opened by unknown {o!r}" for o in edge.opened_by if o not in state.entities]
-    for person in [*state.members.values(), *state.npcs.values()]:
+    people: list[Member | Npc] = [*state.members.values(), *state.npcs.values()]
+    for person in people:
         if person.current_location not in state.locations:
             problems.append(f"{person.id} is at unknown location {person.current_location!r}")
     for npc in state.npcs.values():

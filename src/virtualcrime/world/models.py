@@ -7,7 +7,6 @@ being carried) or a container entity (an item inside it).
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .enums import MAX_ALERTNESS, MemberStatus, NpcRole, NpcStatus
@@ -88,7 +87,7 @@ class Npc(WorldObject):
     schedule: list[ScheduleStop] = Field(default_factory=list)
     following: str = Field("", description="Team member this NPC follows (lured or escorted).")
     investigating: str = Field("", description="Location the NPC is heading to investigate.")
-    quiet_turns: int = 0
+    guarding: str = Field("", description="NPC this one protects and stays beside (a bodyguard).")
 
     @property
     def active(self) -> bool:

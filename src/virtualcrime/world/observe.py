@@ -100,9 +100,7 @@ def observe(state: WorldState) -> Observation:
     team stands on one side of it.
     """
     here = {m.current_location for m in state.members.values()}
-    visible_entities = [
-        e for e in state.entities.values() if state.place_of(e.id) in here and _visible_in(state, e.id)
-    ]
+    visible_entities = [e for e in state.entities.values() if state.place_of(e.id) in here and _visible_in(state, e.id)]
     alarm_heard = state.globals.alarm
     return Observation(
         turn=state.turn,

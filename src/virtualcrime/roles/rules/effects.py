@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...world import WorldState, carried
-from ...world.enums import MAX_ALERTNESS, NpcStatus
+from ...world.enums import MAX_ALERTNESS, MemberStatus, NpcStatus
 from ...world.ops import (
     AdvanceClock,
     AppendHistory,
@@ -40,8 +40,11 @@ def direct_effects(state: WorldState, action: Action, outcome: Outcome) -> list[
     if done or partial:
         ops += _effect(state, action, verb, full=done)
     ops.append(
-        AppendHistory(subject=here, text=f"[turn {state.turn}] {display(state, action.actor)} tried to {verb} "
-                      f"{display(state, action.target)}: {outcome.category.value}.")
+        AppendHistory(
+            subject=here,
+            text=f"[turn {state.turn}] {display(state, action.actor)} tried to {verb} "
+            f"{display(state, action.target)}: {outcome.category.value}.",
+        )
     )
     if outcome.category in NOTICED:
         ops += _noticed(state, here, verb)
@@ -125,7 +128,10 @@ def _persuaded(state: WorldState, action: Action) -> list[Operation]:
     if npc.enforcer:
         # A fooled guard stands down and stops investigating.
         return [SetAlertness(npc=npc.id, level=0), SetInvestigating(npc=npc.id)]
-    return [SetNpcStatus(npc=npc.id, status=NpcStatus.COMPLIANT), SetFollowing(npc=npc.id, member=action.actor)]
+    return [
+        SetNpcStatus(npc=npc.id, status=NpcStatus.COMPLIANT),
+        SetFollowing(npc=npc.id, member=action.actor),
+    ]
 
 
 def _noticed(state: WorldState, here: str, verb: str) -> list[Operation]:
@@ -143,5 +149,5 @@ def _noticed(state: WorldState, here: str, verb: str) -> list[Operation]:
 def _catastrophe(state: WorldState, action: Action, here: str) -> list[Operation]:
     """Caught in the act by an alert guard or officer: arrest; otherwise the actor is hurt."""
     if enforcer_present(state, here):
-        return [SetMemberStatus(member=action.actor, status="arrested")]  # type: ignore[arg-type]
-    return [SetMemberStatus(member=action.actor, status="injured")]  # type: ignore[arg-type]
+        return [SetMemberStatus(member=action.actor, status=MemberStatus.ARRESTED)]
+    return [SetMemberStatus(member=action.actor, status=MemberStatus.INJURED)]

@@ -67,9 +67,7 @@ def judge_action(state: WorldState, action: Action) -> Verdict:
         return Verdict(
             feasibility=_dimensions(state, action, rule, assessment, risk=0.0),
             risky=False,
-            outcomes=[
-                Outcome(category=OutcomeCategory.IMPOSSIBLE, description=assessment.reason, probability=1.0)
-            ],
+            outcomes=[Outcome(category=OutcomeCategory.IMPOSSIBLE, description=assessment.reason, probability=1.0)],
             rationale=f"Not possible in the current state: {assessment.reason}",
         )
     member = state.members[action.actor]
@@ -151,8 +149,10 @@ def _assess_person(state: WorldState, action: Action, verb: str, a: Assessment) 
             a.chance *= 0.5
     if verb in ("deceive", "talk") and DISGUISED in state.members[action.actor].tags:
         a.chance += 0.2
-    if npc.role == NpcRole.CIVILIAN and verb in ("deceive", "bribe", "restrain") and enforcer_present(
-        state, npc.current_location
+    if (
+        npc.role == NpcRole.CIVILIAN
+        and verb in ("deceive", "bribe", "restrain")
+        and enforcer_present(state, npc.current_location)
     ):
         a.chance *= 0.6
         a.notes["relationship"] = f"a guard stands beside {npc.name} and interferes"

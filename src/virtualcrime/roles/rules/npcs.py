@@ -58,11 +58,7 @@ ON_FIRE = "on_fire"
 
 def _visible_members(state: WorldState, location: str) -> list[Member]:
     return sorted(
-        (
-            m
-            for m in state.members.values()
-            if m.current_location == location and m.can_act and not m.hidden
-        ),
+        (m for m in state.members.values() if m.current_location == location and m.can_act and not m.hidden),
         key=lambda m: m.id,
     )
 
@@ -87,11 +83,21 @@ def _enforcer(state: WorldState, npc: Npc, seen: list[Member], alarm: bool) -> l
     if seen and any(_suspicious(state, m) for m in seen):
         return [
             SetAlertness(npc=npc.id, level=npc.alertness + 1),
-            AppendHistory(subject=npc.id, text=f"[turn {state.turn}] Noticed {seen[0].name} where outsiders "
-                          "should not be."),
+            AppendHistory(
+                subject=npc.id,
+                text=f"[turn {state.turn}] Noticed {seen[0].name} where outsiders should not be.",
+            ),
+        ]
+    ward = state.npcs.get(npc.guarding)
+    if ward is not None and ward.following and ward.current_location == npc.current_location and seen:
+        return [
+            SetAlertness(npc=npc.id, level=min(MAX_ALERTNESS, npc.alertness + 1)),
+            AppendHistory(subject=npc.id, text=f"[turn {state.turn}] Asked where {ward.name} is being taken."),
         ]
     if npc.role == NpcRole.POLICE or npc.alertness >= MAX_ALERTNESS:
         goal = _nearest_member(state, npc)
+    elif ward is not None and ward.current_location != npc.current_location:
+        goal = ward.current_location
     elif npc.investigating:
         if npc.current_location == npc.investigating:
             return [SetInvestigating(npc=npc.id)]
@@ -111,8 +117,10 @@ def _bystander(state: WorldState, npc: Npc, seen: list[Member], alarm: bool) -> 
         ops: list[Operation] = [SetAlertness(npc=npc.id, level=MAX_ALERTNESS)]
         for guard in state.npcs.values():
             if guard.role == NpcRole.GUARD and guard.status == NpcStatus.NORMAL and guard.alertness < 2:
-                ops += [SetAlertness(npc=guard.id, level=2),
-                        SetInvestigating(npc=guard.id, location=npc.current_location)]
+                ops += [
+                    SetAlertness(npc=guard.id, level=2),
+                    SetInvestigating(npc=guard.id, location=npc.current_location),
+                ]
         return ops
     if seen and npc.role == NpcRole.STAFF and any(_suspicious(state, m) for m in seen):
         return [SetAlertness(npc=npc.id, level=min(MAX_ALERTNESS, npc.alertness + 1))]
@@ -150,7 +158,8 @@ def _fire_injuries(state: WorldState) -> list[Operation]:
     return [
         SetMemberStatus(member=m.id, status=MemberStatus.INJURED)
         for m in state.members.values()
-        if m.status == MemberStatus.ACTIVE and ON_FIRE in state.locations[m.current_location].tags
+        if m.status == MemberStatus.ACTIVE
+        and ON_FIRE in state.locations[m.current_location].tags
         and m.last_moved_turn != state.turn
     ]
 

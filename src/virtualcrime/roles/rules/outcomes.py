@@ -26,22 +26,42 @@ def distribution(
     success = chance * (1 - risk)
     raw: list[tuple[OutcomeCategory, float, bool, str]] = []
     if verb in PARTIAL_VERBS:
-        raw.append((OutcomeCategory.PARTIAL_SUCCESS, success * PARTIAL_SHARE, False,
-                    f"{who} only half manages to {verb} {what}."))
+        raw.append(
+            (
+                OutcomeCategory.PARTIAL_SUCCESS,
+                success * PARTIAL_SHARE,
+                False,
+                f"{who} only half manages to {verb} {what}.",
+            )
+        )
         success *= 1 - PARTIAL_SHARE
     raw += [
         (OutcomeCategory.SUCCESS, success, False, f"{who} manages to {verb} {what} unnoticed."),
-        (OutcomeCategory.SUCCESS_WITH_COMPLICATION, chance * risk, False,
-         f"{who} manages to {verb} {what}, but is noticed."),
-        (OutcomeCategory.FAILURE, (1 - chance) * (1 - risk), False, f"{who} fails to {verb} {what}; no one notices."),
-        (OutcomeCategory.FAILURE_WITH_CONSEQUENCE, (1 - chance) * risk, catastrophic,
-         f"{who} fails to {verb} {what} and is caught in the act."
-         if catastrophic else f"{who} fails to {verb} {what} and draws attention."),
+        (
+            OutcomeCategory.SUCCESS_WITH_COMPLICATION,
+            chance * risk,
+            False,
+            f"{who} manages to {verb} {what}, but is noticed.",
+        ),
+        (
+            OutcomeCategory.FAILURE,
+            (1 - chance) * (1 - risk),
+            False,
+            f"{who} fails to {verb} {what}; no one notices.",
+        ),
+        (
+            OutcomeCategory.FAILURE_WITH_CONSEQUENCE,
+            (1 - chance) * risk,
+            catastrophic,
+            f"{who} fails to {verb} {what} and is caught in the act."
+            if catastrophic
+            else f"{who} fails to {verb} {what} and draws attention.",
+        ),
     ]
     kept = [r for r in raw if r[1] >= MIN_PROBABILITY]
     while len(kept) > MAX_OUTCOMES:
         smallest = min(range(len(kept)), key=lambda i: kept[i][1])
-        category, p, cat, text = kept.pop(smallest)
+        category, p, cat, _text = kept.pop(smallest)
         same_side = [i for i, r in enumerate(kept) if r[0].non_failure == category.non_failure] or list(
             range(len(kept))
         )

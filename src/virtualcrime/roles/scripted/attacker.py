@@ -7,6 +7,8 @@ It never reads hidden state: only the Observation (briefing, floor plan, what th
 
 from __future__ import annotations
 
+import itertools
+
 from ...world import Observation
 from ...world.observe import Goal, SeenMember
 from ...world.predicates import (
@@ -65,9 +67,9 @@ class Planner:
     def next_action(self) -> Action:
         if not self.free:
             return Action(verb="wait", description="No one can act.", actor=self.obs.team[0].id, minutes=5)
-        escape = self._escape_alert_guard()
-        if escape is not None:
-            return escape
+        urgent = self._escape_alert_guard() or self._calm_witness()
+        if urgent is not None:
+            return urgent
         goal = _current_goal(self.obs)
         if goal is not None and goal.predicate is not None:
             action = self._pursue(goal.predicate, depth=0)
@@ -133,8 +135,12 @@ class Planner:
             if taker is not None and taker.location == here:
                 npc_holder = next((n for n in self.obs.npcs if n.id == seen.location), None)
                 if npc_holder is not None and npc_holder.status == "normal":
-                    return self._act(taker, "threaten", npc_holder.id,
-                                     f"Make {npc_holder.name} hand over the {seen.name}, no one gets hurt.")
+                    return self._act(
+                        taker,
+                        "threaten",
+                        npc_holder.id,
+                        f"Make {npc_holder.name} hand over the {seen.name}, no one gets hurt.",
+                    )
                 return self._act(taker, "take", entity, f"Pick up the {seen.name}.")
             if taker is not None:
                 return self._walk(taker, here, depth)
@@ -171,7 +177,7 @@ class Planner:
 
     def _bring(self, subject: str, location: str, depth: int) -> Action | None:
         npc = next((n for n in self.obs.npcs if n.id == subject), None)
-        if npc is not None or subject in self.k.place and subject not in {e.id for e in self.obs.entities}:
+        if npc is not None or (subject in self.k.place and subject not in {e.id for e in self.obs.entities}):
             if npc is not None and npc.following:
                 escort = self._member(npc.following)
                 return self._walk(escort, location, depth) if escort.location != location else None
@@ -197,8 +203,11 @@ class Planner:
         verb = "deceive"
         if self.k.tries.get(f"deceive:{npc_id}", 0) >= MAX_TRIES_BEFORE_ESCALATION:
             verb = ESCALATION[verb]
-        text = (f"Tell {npc.name} politely that his driver is waiting outside and walk him out."
-                if verb == "deceive" else f"Take hold of {npc.name} and lead him out.")
+        text = (
+            f"Tell {npc.name} politely that his driver is waiting outside and walk him out."
+            if verb == "deceive"
+            else f"Take hold of {npc.name} and lead him out."
+        )
         return self._act(member, verb, npc_id, text)
 
     def _make_status(self, subject: str, statuses: list[str]) -> Action | None:
@@ -228,8 +237,12 @@ class Planner:
         if not away:
             return None
         # Whoever carries something or escorts someone goes first, then the farthest.
-        away.sort(key=lambda m: (not m.carrying, -len(route(self.obs, self.k, m.location, locations[0],
-                                                             set(m.carrying)) or [])))
+        away.sort(
+            key=lambda m: (
+                not m.carrying,
+                -len(route(self.obs, self.k, m.location, locations[0], set(m.carrying)) or []),
+            )
+        )
         return self._walk(away[0], locations[0], 0)
 
     # --- movement and helpers -----------------------------------------------------------------
@@ -241,7 +254,7 @@ class Planner:
             path = route(self.obs, self.k, member.location, goal, keys)
             blocked = self._blocking_door(member.location, goal)
             if path is None and blocked is not None:
-                edge_id, name = blocked
+                edge_id, _name = blocked
                 openers = self.k.openers.get(edge_id, [])
                 for opener in openers:
                     if depth < 3:
@@ -264,7 +277,7 @@ class Planner:
         path = route(self.obs, free_plan, start, goal, set())
         if path is None:
             return None
-        for a, b in zip(path, path[1:], strict=False):
+        for a, b in itertools.pairwise(path):
             edge = next(e for e in self.obs.floor_plan_edges if {e.a, e.b} == {a, b})
             if self.k.locked.get(edge.id):
                 return edge.id, edge.door
@@ -289,6 +302,21 @@ class Planner:
                 nxt = edge.b if member.location == edge.a else edge.a
                 if nxt not in self.danger:
                     return self._act(member, "move", nxt, "Slip away from the guard.")
+        return None
+
+    def _calm_witness(self) -> Action | None:
+        """A bystander who is about to raise the alarm gets talked down before anything else."""
+        for npc in self.obs.npcs:
+            if npc.role in ("guard", "police") or npc.status != "normal" or npc.alertness < 2:
+                continue
+            member = next((m for m in self.free if m.location == npc.location), None)
+            if member is not None and self.k.tries.get(f"deceive:{npc.id}", 0) < MAX_TRIES_BEFORE_ESCALATION:
+                return self._act(
+                    member,
+                    "deceive",
+                    npc.id,
+                    f"Tell {npc.name} we are from the alarm company, here for a scheduled check.",
+                )
         return None
 
     def _explore(self) -> Action | None:

@@ -63,9 +63,9 @@ class Knowledge(BaseModel):
             if npc.role in ("guard", "police") and npc.alertness >= 2 and npc.status == "normal":
                 self.alert[npc.location] = obs.turn
         for member in obs.team:
-            for item in member.carrying:
-                self.where[item] = member.id
-                self.place[item] = member.location
+            for carried_id in member.carrying:
+                self.where[carried_id] = member.id
+                self.place[carried_id] = member.location
         for edge in obs.floor_plan_edges:
             if {edge.a, edge.b} & here:
                 self.locked[edge.id] = edge.locked
@@ -88,8 +88,14 @@ def _location_of(obs: Observation, holder: str) -> str:
     return "?"
 
 
-def route(obs: Observation, knowledge: Knowledge, start: str, goal: str, keys: set[str],
-          avoid: set[str] = frozenset()) -> list[str] | None:  # type: ignore[assignment]
+def route(
+    obs: Observation,
+    knowledge: Knowledge,
+    start: str,
+    goal: str,
+    keys: set[str],
+    avoid: frozenset[str] | set[str] = frozenset(),
+) -> list[str] | None:
     """Shortest route on the floor plan, not through doors known locked whose opener is not in ``keys``."""
     previous: dict[str, str | None] = {start: None}
     queue = deque([start])
