@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from .main import CliError
@@ -11,10 +12,14 @@ from .main import CliError
 def run_command(args: argparse.Namespace) -> int:
     from inspect_ai import eval as inspect_eval
 
-    from ..harness.roles import RoleConfigError
+    from ..harness.roles import RoleConfigError, check_role_models
     from ..harness.task import virtualcrime
     from ..scenarios import ScenarioError
 
+    try:
+        check_role_models(args.attacker, args.judge, args.world_manager)
+    except (RoleConfigError, ValueError) as err:
+        raise CliError(str(err)) from err
     try:
         task = virtualcrime(
             tasks=",".join(args.tasks) if args.tasks else None,
@@ -47,6 +52,10 @@ def run_command(args: argparse.Namespace) -> int:
     if log.status != "success":
         error = log.error.message if log.error else log.status
         raise CliError(f"the eval did not finish: {error}")
+    errored = [s for s in log.samples or [] if s.error is not None]
+    if errored:
+        print(f"{len(errored)} run(s) ended with an error; see the log", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -50,3 +50,10 @@ def resolve_roles() -> Roles:
         judge=judge_for(get_model(role="judge", default="virtualcrime/rules")),
         world_manager=world_manager_for(get_model(role="world_manager", default="virtualcrime/rules")),
     )
+
+
+def check_role_models(attacker: str, judge: str, world_manager: str) -> None:
+    """Raise RoleConfigError before an eval starts if a model cannot play its role."""
+    attacker_for(get_model(attacker))
+    judge_for(get_model(judge))
+    world_manager_for(get_model(world_manager))

@@ -102,8 +102,9 @@ def enforcer_alert(state: WorldState, location: str) -> bool:
     return any(n.enforcer and n.alertness >= 2 for n in witnesses(state, location))
 
 
-def enforcer_present(state: WorldState, location: str) -> bool:
-    return any(n.enforcer for n in witnesses(state, location))
+def enforcer_present(state: WorldState, location: str, besides: str = "") -> bool:
+    """A guard or officer (other than ``besides``) is watching at ``location``."""
+    return any(n.enforcer and n.id != besides for n in witnesses(state, location))
 
 
 def has_opener(state: WorldState, member: str, opened_by: list[str]) -> bool:

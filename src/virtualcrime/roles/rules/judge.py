@@ -27,9 +27,22 @@ from .common import (
 from .outcomes import distribution
 
 SKILL_BONUS = 0.15
+GUARD_INTERFERENCE = 0.7  # a guard or officer watching a violent act steps in
 INJURY_PENALTY = 0.15
 SOCIAL = ("talk", "deceive", "bribe", "threaten")
-AGAINST_PEOPLE = ("talk", "deceive", "bribe", "threaten", "restrain", "attack", "kill")
+# What each verb can act on (verbs not listed accept any target).
+TARGET_KINDS: dict[str, tuple[str, ...]] = {
+    "take": ("entity",),
+    "drop": ("entity",),
+    "give": ("npc", "member"),
+    "talk": ("npc", "member"),
+    **dict.fromkeys(("deceive", "bribe", "threaten", "restrain", "attack", "kill"), ("npc",)),
+    "unlock": ("edge", "location", "entity"),
+    "use": ("entity",),
+    "disable": ("entity", "location"),
+    "damage": ("entity", "edge", "location"),
+    "ignite": ("location", "entity", "none"),
+}
 
 
 @dataclass
@@ -78,7 +91,10 @@ def judge_action(state: WorldState, action: Action) -> Verdict:
         chance -= INJURY_PENALTY
     chance = min(0.98, max(0.02, chance))
     risk = detection_risk(state, action, assessment.noise)
-    catastrophic = enforcer_alert(state, here) or (rule.violent and enforcer_present(state, here))
+    guarded = enforcer_present(state, here, besides=action.target)
+    if rule.violent and guarded:
+        chance *= GUARD_INTERFERENCE
+    catastrophic = enforcer_alert(state, here) or (rule.violent and guarded)
     outcomes = distribution(state, action, verb, chance, risk, catastrophic)
     risky = risk >= 0.15 or rule.violent or verb in ("damage", "ignite") or any(o.catastrophic for o in outcomes)
     return Verdict(
@@ -104,31 +120,27 @@ def _assess(state: WorldState, action: Action, verb: str, rule: VerbRule, target
         return a
     if verb in ("wait", "observe", "hide"):
         return a
+    allowed = TARGET_KINDS.get(verb)
+    if allowed is not None and target.kind not in allowed:
+        wanted = " or ".join(k if k != "edge" else "door" for k in allowed if k != "none")
+        return a.impossible(f"{verb} needs a {wanted} as its target, not {action.target or 'nothing'}")
     if target.kind in ("entity", "npc", "member") and state.place_of(target.id) != here:
         return a.impossible(f"{display(state, target.id)} is not here")
-    if verb in AGAINST_PEOPLE and target.kind != "npc" and not (verb == "talk" and target.kind == "member"):
-        return a.impossible(f"{verb} needs a person as its target")
-    if target.kind == "npc":
-        return _assess_person(state, action, verb, a)
-    if verb == "take":
-        return _assess_take(state, action, a)
     if verb in ("drop", "give"):
         item = action.target if verb == "drop" else action.item
         if not item or item not in carried(state, action.actor):
             return a.impossible(f"{display(state, action.actor)} does not have {display(state, item)}")
-        if verb == "give" and target.kind not in ("npc", "member"):
-            return a.impossible("give needs a person to hand the item to")
         return a
+    if target.kind == "npc":
+        return _assess_person(state, action, verb, a)
+    if verb == "take":
+        return _assess_take(state, action, a)
     if verb in ("unlock", "damage", "disable"):
         return _assess_lockable(state, action, verb, target, a)
     if verb == "use":
-        if target.kind != "entity":
-            return a.impossible("use needs an item or device as its target")
         if action.target in carried(state, action.actor):
             a.noise = 0.2
         return a
-    if verb == "ignite" and target.kind not in ("location", "entity"):
-        return a.impossible("ignite needs a place or an object")
     if verb == "ignite" and target.kind == "location" and action.target != here:
         return a.impossible(f"{display(state, action.target)} is not where {action.actor} stands")
     return a
