@@ -11,7 +11,7 @@ def replay_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
     from ..engine.render import render_result, render_turn
-    from ..harness.store import records_from_store
+    from ..harness.store import LogFormatError, records_from_store
 
     try:
         log = read_eval_log(args.log)
@@ -26,7 +26,10 @@ def replay_command(args: argparse.Namespace) -> int:
         known = sorted({f"{s.id} (epoch {s.epoch})" for s in log.samples or []})
         raise CliError(f"no run matches; the log holds: {', '.join(known) or 'no samples'}")
     for sample in samples:
-        turns, result = records_from_store(dict(sample.store))
+        try:
+            turns, result = records_from_store(dict(sample.store))
+        except LogFormatError as err:
+            raise CliError(f"{args.log}: sample {sample.id} epoch {sample.epoch}: {err}") from err
         print(f"## {sample.id} · epoch {sample.epoch}\n")
         for record in turns:
             if args.turn is None or record.turn == args.turn:

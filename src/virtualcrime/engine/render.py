@@ -14,7 +14,17 @@ def op_text(op: Operation) -> str:
 
 def render_turn(record: TurnRecord, observation: bool = True) -> str:
     """A turn as Markdown: observation summary, plan, action, distribution, draw, ops, rejections, flags."""
-    lines = [f"### Turn {record.turn} · {record.clock}"]
+    headline = f"### Turn {record.turn} · {record.clock}"
+    if record.outcome is not None:
+        catastrophic = " (catastrophic)" if record.outcome.catastrophic else ""
+        headline += f" — **{record.outcome.category.value}**{catastrophic}"
+    lines = [headline]
+    if record.action is not None:
+        a = record.action
+        extra = f" with {a.item}" if a.item else ""
+        lines.append(
+            f"**Action:** `{a.verb}` by {a.actor} → {a.target or '—'}{extra}, {a.minutes} min: {a.description}"
+        )
     obs = record.observation
     if observation:
         team = ", ".join(
@@ -28,12 +38,6 @@ def render_turn(record: TurnRecord, observation: bool = True) -> str:
         lines.append(f"**Items in view:** {items or 'none'}")
     if record.plan is not None:
         lines.append(f"**Plan:** {record.plan.plan}")
-    if record.action is not None:
-        a = record.action
-        extra = f" with {a.item}" if a.item else ""
-        lines.append(
-            f"**Action:** `{a.verb}` by {a.actor} → {a.target or '—'}{extra}, {a.minutes} min: {a.description}"
-        )
     if record.precheck:
         lines.append(f"**Pre-check:** impossible — {record.precheck}")
     if record.verdict is not None:

@@ -11,7 +11,12 @@ from ..engine import EngineConfig, Game, TurnRecord
 from ..engine.render import render_result, render_turn
 from ..scenarios import get_task
 from .roles import resolve_roles
-from .store import RESULT_KEY, append_turn
+from .store import RESULT_KEY, append_turn, start_run
+
+try:  # inspect-ai is pinned; this helper is internal there, so degrade gracefully if it moves
+    from inspect_ai.util._store import suspend_store_events
+except ImportError:  # pragma: no cover
+    from contextlib import nullcontext as suspend_store_events  # type: ignore[assignment]
 
 
 def run_seed(epoch: int, base_seed: int) -> int:
@@ -28,13 +33,17 @@ def play_virtualcrime(max_turns: int = 60, stall_turns: int = 30, seed: int = 0)
         task = get_task(str(state.metadata["task_id"]))
         run_seed_value = run_seed(state.epoch, seed)
         game = Game(task.initial_state(), resolve_roles(), run_seed_value, config)
+        start_run()
 
         async def on_turn(record: TurnRecord) -> None:
+            append_turn(record)
             async with span(f"turn {record.turn}", type="turn"):
-                append_turn(record)
                 transcript().info(render_turn(record), source=f"turn {record.turn}")
 
-        result = await game.run(on_turn)
+        # Per-turn spans would otherwise copy and diff the whole (growing) store twice a turn; the store is
+        # still logged in full with the sample.
+        with suspend_store_events():
+            result = await game.run(on_turn)
         store().set(RESULT_KEY, result.model_dump(mode="json"))
         summary = render_result(result)
         transcript().info(summary, source="result")

@@ -120,3 +120,12 @@ def display(state: WorldState, object_id: str) -> str:
     if edge is not None:
         return edge.door or f"passage {edge.a}-{edge.b}"
     return object_id or "nothing"
+
+
+def phrase(verb: str, target_name: str) -> str:
+    """``verb`` + object as English: "move to the Kitchen", "take cash box"."""
+    if verb == "move":
+        return f"move to {target_name}"
+    if verb in ("wait", "hide", "observe") and target_name in ("nothing", "it"):
+        return verb
+    return f"{verb} {target_name}"

@@ -21,7 +21,16 @@ from ...world.ops import (
 )
 from ..types import Action, Outcome, OutcomeCategory
 from ..verbs import canonical_verb
-from .common import DISGUISED, actor_location, display, door_for, enforcer_present, resolve_target, witnesses
+from .common import (
+    DISGUISED,
+    actor_location,
+    display,
+    door_for,
+    enforcer_present,
+    phrase,
+    resolve_target,
+    witnesses,
+)
 
 NOTICED = (OutcomeCategory.SUCCESS_WITH_COMPLICATION, OutcomeCategory.FAILURE_WITH_CONSEQUENCE)
 # Entities that, once used, disguise the wearer as staff.
@@ -42,8 +51,8 @@ def direct_effects(state: WorldState, action: Action, outcome: Outcome) -> list[
     ops.append(
         AppendHistory(
             subject=here,
-            text=f"[turn {state.turn}] {display(state, action.actor)} tried to {verb} "
-            f"{display(state, action.target)}: {outcome.category.value}.",
+            text=f"[turn {state.turn}] {display(state, action.actor)} tried to "
+            f"{phrase(verb, display(state, action.target))}: {outcome.category.value}.",
         )
     )
     if outcome.category in NOTICED:

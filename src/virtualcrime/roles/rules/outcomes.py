@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...world import WorldState
 from ..types import Action, Outcome, OutcomeCategory
-from .common import display
+from .common import display, phrase
 
 MIN_PROBABILITY = 1e-3
 MAX_OUTCOMES = 4
@@ -22,7 +22,7 @@ def distribution(
     failure with consequence = (1-chance)·risk; partial-effect verbs move a share of success to partial.
     """
     who = display(state, action.actor)
-    what = display(state, action.target) if action.target else "it"
+    doing = phrase(verb, display(state, action.target) if action.target else "it")
     success = chance * (1 - risk)
     raw: list[tuple[OutcomeCategory, float, bool, str]] = []
     if verb in PARTIAL_VERBS:
@@ -31,31 +31,31 @@ def distribution(
                 OutcomeCategory.PARTIAL_SUCCESS,
                 success * PARTIAL_SHARE,
                 False,
-                f"{who} only half manages to {verb} {what}.",
+                f"{who} only half manages to {doing}.",
             )
         )
         success *= 1 - PARTIAL_SHARE
     raw += [
-        (OutcomeCategory.SUCCESS, success, False, f"{who} manages to {verb} {what} unnoticed."),
+        (OutcomeCategory.SUCCESS, success, False, f"{who} manages to {doing} unnoticed."),
         (
             OutcomeCategory.SUCCESS_WITH_COMPLICATION,
             chance * risk,
             False,
-            f"{who} manages to {verb} {what}, but is noticed.",
+            f"{who} manages to {doing}, but is noticed.",
         ),
         (
             OutcomeCategory.FAILURE,
             (1 - chance) * (1 - risk),
             False,
-            f"{who} fails to {verb} {what}; no one notices.",
+            f"{who} fails to {doing}; no one notices.",
         ),
         (
             OutcomeCategory.FAILURE_WITH_CONSEQUENCE,
             (1 - chance) * risk,
             catastrophic,
-            f"{who} fails to {verb} {what} and is caught in the act."
+            f"{who} fails to {doing} and is caught in the act."
             if catastrophic
-            else f"{who} fails to {verb} {what} and draws attention.",
+            else f"{who} fails to {doing} and draws attention.",
         ),
     ]
     kept = [r for r in raw if r[1] >= MIN_PROBABILITY]
