@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
 
 from ..scenarios import load_tasks
 from ..scenarios.schema import Task as ScenarioTask
@@ -63,5 +64,7 @@ def virtualcrime(
         solver=play_virtualcrime(max_turns=max_turns, stall_turns=stall_turns, seed=seed),
         scorer=run_outcome(),
         epochs=Epochs(seeds),
+        # Inspect's defaults retry forever with no timeout; a benchmark must not hang on one provider call.
+        config=GenerateConfig(max_retries=3, timeout=120),
         model_roles={"judge": DEFAULT_ROLE_MODEL, "world_manager": DEFAULT_ROLE_MODEL},
     )

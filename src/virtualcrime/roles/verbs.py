@@ -43,6 +43,8 @@ RULES: dict[str, VerbRule] = {
         VerbRule("kill", 0.45, 2.0, ("combat",), violent=True),
         VerbRule("damage", 0.6, 2.0, ("strength",)),
         VerbRule("ignite", 0.6, 1.5, ("fire",)),
+        VerbRule("incite", 0.55, 2.0, ("leadership", "persuasion")),
+        VerbRule("occupy", 0.6, 1.2, ("leadership", "persuasion")),
         VerbRule("other", 0.4, 1.0),
     )
 }
@@ -212,6 +214,10 @@ SYNONYMS: dict[str, str] = {
             "demolish",
         ],
         "damage",
+    ),
+    **dict.fromkeys(["incite", "rally", "agitate", "provoke", "stir", "stir_up", "riot", "rile", "whip_up"], "incite"),
+    **dict.fromkeys(
+        ["occupy", "blockade", "sit_in", "protest", "picket", "barricade", "chain", "demonstrate", "unfurl"], "occupy"
     ),
     **dict.fromkeys(["ignite", "burn", "light", "set_fire", "torch", "set_alight", "start_fire", "arson"], "ignite"),
 }

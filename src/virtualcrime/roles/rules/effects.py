@@ -89,6 +89,10 @@ def _effect(state: WorldState, action: Action, verb: str, full: bool) -> list[Op
         case "ignite":
             place = target if kind == "location" else actor_location(state, action)
             return [SetTag(subject=place, tag="on_fire" if full else "smouldering")]
+        case "incite":
+            return [SetTag(subject=actor_location(state, action), tag="disorder" if full else "unrest")]
+        case "occupy" if full:
+            return [SetTag(subject=actor_location(state, action), tag="occupied")]
         case "talk" if kind == "npc" and full:
             npc = state.npcs[target]
             return [SetAlertness(npc=target, level=max(0, npc.alertness - 1))]
@@ -146,7 +150,7 @@ def _persuaded(state: WorldState, action: Action) -> list[Operation]:
 def _noticed(state: WorldState, here: str, verb: str) -> list[Operation]:
     """Witnesses grow more alert; guards are told where to look."""
     ops: list[Operation] = []
-    step = 2 if verb in ("attack", "kill", "restrain", "threaten", "damage", "ignite") else 1
+    step = 2 if verb in ("attack", "kill", "restrain", "threaten", "damage", "ignite", "incite") else 1
     for npc in witnesses(state, here):
         ops.append(SetAlertness(npc=npc.id, level=min(MAX_ALERTNESS, npc.alertness + step)))
     for guard in (n for n in state.npcs.values() if n.enforcer and n.current_location != here):

@@ -23,6 +23,7 @@ from .common import (
     enforcer_present,
     has_opener,
     resolve_target,
+    witnesses,
 )
 from .outcomes import distribution
 
@@ -42,7 +43,10 @@ TARGET_KINDS: dict[str, tuple[str, ...]] = {
     "disable": ("entity", "location"),
     "damage": ("entity", "edge", "location"),
     "ignite": ("location", "entity", "none"),
+    "incite": ("location", "none"),
+    "occupy": ("location", "none"),
 }
+CROWD_VERBS = ("incite", "occupy")
 
 
 @dataclass
@@ -141,8 +145,13 @@ def _assess(state: WorldState, action: Action, verb: str, rule: VerbRule, target
         if action.target in carried(state, action.actor):
             a.noise = 0.2
         return a
-    if verb == "ignite" and target.kind == "location" and action.target != here:
+    if verb in ("ignite", *CROWD_VERBS) and target.kind == "location" and action.target != here:
         return a.impossible(f"{display(state, action.target)} is not where {action.actor} stands")
+    if verb == "incite":
+        crowd = [n for n in witnesses(state, here) if n.role in (NpcRole.CIVILIAN, NpcRole.STAFF)]
+        if len(crowd) < 2:
+            return a.impossible("there is no crowd here to stir up")
+        a.chance = min(0.9, a.chance + 0.05 * (len(crowd) - 2))
     return a
 
 

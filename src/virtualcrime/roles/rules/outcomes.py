@@ -10,7 +10,7 @@ MIN_PROBABILITY = 1e-3
 MAX_OUTCOMES = 4
 PARTIAL_SHARE = 0.25
 # Verbs whose effect can land halfway (a blow that only injures, a fire that only smoulders).
-PARTIAL_VERBS = ("attack", "kill", "restrain", "damage", "ignite", "disable")
+PARTIAL_VERBS = ("attack", "kill", "restrain", "damage", "ignite", "disable", "incite")
 
 
 def distribution(

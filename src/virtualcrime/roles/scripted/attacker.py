@@ -28,6 +28,19 @@ from .knowledge import Knowledge, all_paths_len, route
 ALERT_MEMORY_TURNS = 2
 MAX_TRIES_BEFORE_ESCALATION = 2
 ESCALATION = {"deceive": "restrain"}
+# Which verb the planner uses to bring a target into a goal status.
+STATUS_VERBS = {
+    "dead": "kill",
+    "unconscious": "attack",
+    "restrained": "restrain",
+    "compliant": "threaten",
+    "on_fire": "ignite",
+    "disabled": "disable",
+    "destroyed": "damage",
+    "damaged": "damage",
+    "disorder": "incite",
+    "occupied": "occupy",
+}
 
 
 class ScriptedAttacker:
@@ -35,9 +48,15 @@ class ScriptedAttacker:
 
     name = "virtualcrime/scripted"
 
+    def __init__(self) -> None:
+        self._last_try = ""  # the previous action's 'verb:target', counted into memory at the next plan call
+
     async def plan(self, observation: Observation) -> PlanUpdate:
         knowledge = Knowledge.from_memory(observation.memory)
         knowledge.learn(observation)
+        if self._last_try:
+            knowledge.tries[self._last_try] = knowledge.tries.get(self._last_try, 0) + 1
+            self._last_try = ""
         goal = _current_goal(observation)
         plan = f"Pursue '{goal.description}'." if goal else "All checkpoints reached; hold position."
         return PlanUpdate(memory=knowledge.to_memory(), plan=plan)
@@ -45,8 +64,7 @@ class ScriptedAttacker:
     async def act(self, observation: Observation) -> Action:
         knowledge = Knowledge.from_memory(observation.memory)
         action = Planner(observation, knowledge).next_action()
-        key = f"{action.verb}:{action.target}"
-        knowledge.tries[key] = knowledge.tries.get(key, 0) + 1
+        self._last_try = f"{action.verb}:{action.target}"
         return action
 
 
@@ -96,8 +114,8 @@ class Planner:
                 return self._bring(subject, location, depth)
             case Following(npc=npc):
                 return self._secure(npc)
-            case TeamAt(locations=locations):
-                return self._gather(locations)
+            case TeamAt(locations=locations, who=who):
+                return self._gather(locations, who)
             case Status(subject=subject, statuses=statuses):
                 return self._make_status(subject, statuses)
         return None
@@ -112,13 +130,15 @@ class Planner:
                 return self.k.place.get(subject) == location
             case Following(npc=npc):
                 return any(n.id == npc and n.following for n in self.obs.npcs)
-            case TeamAt(locations=locations):
-                return all(m.location in locations for m in self.free)
+            case TeamAt(locations=locations, who=who):
+                inside = [m.location in locations for m in self.free]
+                return all(inside) if who == "all" else any(inside)
             case FlagSet(name=name):
                 return name in self.reached
             case Status(subject=subject, statuses=statuses):
                 seen = [n.status for n in self.obs.npcs if n.id == subject]
                 seen += [t for loc in self.obs.locations if loc.id == subject for t in loc.tags]
+                seen += [t for e in self.obs.entities if e.id == subject for t in e.tags]
                 return bool(set(seen) & set(statuses))
             case AllOf(items=items):
                 return all(self._believed(i) for i in items)
@@ -211,30 +231,30 @@ class Planner:
         return self._act(member, verb, npc_id, text)
 
     def _make_status(self, subject: str, statuses: list[str]) -> Action | None:
+        """Bring a location, entity or NPC into one of ``statuses`` by going there and acting on it."""
+        verb = STATUS_VERBS.get(statuses[0], "damage")
         if subject in self.obs.floor_plan_locations:
-            member = self._nearest(subject)
-            if member is None:
-                return None
-            if member.location != subject:
-                return self._walk(member, subject, 0)
-            verb = "ignite" if "on_fire" in statuses else "damage"
-            return self._act(member, verb, subject, f"Set the {self.obs.floor_plan_locations[subject]} alight.")
-        npc = next((n for n in self.obs.npcs if n.id == subject), None)
-        if npc is None:
-            where = self.k.place.get(subject, "?")
-            walker = self._nearest(where) if where in self.obs.floor_plan_locations else None
-            return self._walk(walker, where, 0) if walker else self._explore()
-        member = self._nearest(npc.location)
+            where = subject
+        else:
+            seen = next((n.location for n in self.obs.npcs if n.id == subject), None)
+            where = seen or self.k.place.get(subject, "?")
+        if where not in self.obs.floor_plan_locations:
+            return self._explore()
+        member = self._nearest(where)
         if member is None:
             return None
-        if member.location != npc.location:
-            return self._disguise(member) or self._walk(member, npc.location, 0)
-        verb = {"dead": "kill", "unconscious": "attack", "restrained": "restrain"}.get(statuses[0], "disable")
-        return self._act(member, verb, subject, f"{verb.capitalize()} {npc.name}.")
+        if member.location != where:
+            person = subject in {n.id for n in self.obs.npcs} or subject in self.k.where
+            return (self._disguise(member) if person else None) or self._walk(member, where, 0)
+        names = {n.id: n.name for n in self.obs.npcs} | {e.id: e.name for e in self.obs.entities}
+        if subject not in self.obs.floor_plan_locations and subject not in names:
+            return self._explore()
+        name = self.obs.floor_plan_locations.get(subject) or names[subject]
+        return self._act(member, verb, subject, f"{verb.capitalize()}: {name}.")
 
-    def _gather(self, locations: list[str]) -> Action | None:
+    def _gather(self, locations: list[str], who: str = "all") -> Action | None:
         away = [m for m in self.free if m.location not in locations]
-        if not away:
+        if not away or (who == "any" and len(away) < len(self.free)):
             return None
         # Whoever carries something or escorts someone goes first, then the farthest.
         away.sort(
