@@ -61,6 +61,23 @@ def build_parser() -> argparse.ArgumentParser:
     tasks = sub.add_parser("tasks", help="list the bundled tasks")
     tasks.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
+    check = sub.add_parser("check", help="lint a scenario corpus; --solve proves every task winnable offline")
+    check.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="corpus directory with objectives.yaml, maps/ and tasks/ (default: the bundled one)",
+    )
+    check.add_argument(
+        "--solve", action="store_true", help="also play the scripted Attacker against the rules roles on every task"
+    )
+    check.add_argument("--seeds", type=int, default=10, metavar="N", help="seeds per task for --solve (default 10)")
+    check.add_argument("--task", action="append", metavar="ID", help="with --solve: only these tasks (or maps)")
+
+    map_parser = sub.add_parser("map", help="draw a map's location graph to a PNG")
+    map_parser.add_argument("id", metavar="ID", help="map id (e.g. restaurant) or task id (adds its team and NPCs)")
+    map_parser.add_argument("--out", metavar="FILE.png", help="output file (default ID.png)")
+
     replay = sub.add_parser("replay", help="print a readable turn-by-turn transcript of a logged run")
     replay.add_argument("log", metavar="LOG", help="an Inspect .eval / .json log file")
     replay.add_argument("--sample", metavar="ID", help="task id of the run (default: every run in the log)")
@@ -81,6 +98,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .tasks import tasks_command
 
             return tasks_command(args)
+        if args.command == "check":
+            from .check import check_command
+
+            return check_command(args)
+        if args.command == "map":
+            from .map_cmd import map_command
+
+            return map_command(args)
         if args.command == "replay":
             from .replay import replay_command
 

@@ -32,8 +32,9 @@ def read_model(path: Path, model: type[BaseModel]) -> BaseModel:
 
 @cache
 def load_objectives(data_dir: Path = DATA_DIR) -> dict[str, Objective]:
-    """All objectives by id."""
-    parsed = read_model(data_dir / "objectives.yaml", ObjectivesFile)
+    """All objectives by id (the bundled ones when ``data_dir`` has no objectives.yaml)."""
+    path = data_dir / "objectives.yaml"
+    parsed = read_model(path if path.exists() else DATA_DIR / "objectives.yaml", ObjectivesFile)
     assert isinstance(parsed, ObjectivesFile)
     return {o.id: o for o in parsed.objectives}
 
