@@ -176,3 +176,17 @@ def test_role_failures_are_recorded_and_end_the_run_as_error() -> None:
     result = asyncio.run(game.run())
     assert result.status == RunStatus.ERROR and result.turns == 3
     assert all(r.errors and r.errors[0].raw.startswith("Sure!") for r in game.records)
+
+
+class CrashingAttacker(FixedAttacker):
+    async def act(self, observation: Observation) -> Action:
+        raise RecursionError("maximum recursion depth exceeded")
+
+
+def test_an_unexpected_role_exception_is_recorded_not_raised() -> None:
+    state = get_task("restaurant/robbery").initial_state()
+    game = Game(state, Roles(CrashingAttacker([]), RulesJudge(), RulesWorldManager()), 0)
+    result = asyncio.run(game.run())
+    assert result.status == RunStatus.ERROR
+    error = game.records[0].errors[0]
+    assert error.role == "attacker" and "act: unexpected RecursionError" in error.message

@@ -96,3 +96,56 @@ def test_user_corpus_directory_loads_the_same_way(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="unknown objective 'heist'"):
         load_tasks(tmp_path)
     load_tasks.cache_clear()
+
+
+DESIGN_TABLE = {
+    "restaurant": {"kidnapping", "assassination", "robbery", "arson"},
+    "private_club": {"kidnapping", "theft", "drug_theft", "riot"},
+    "robotics_company": {"data_theft", "sabotage", "theft", "arson"},
+    "prison": {"prison_break", "riot", "smuggling", "assassination"},
+    "aircraft": {"hijacking", "smuggling", "sabotage"},
+    "ship": {"hijacking", "smuggling", "theft"},
+    "vault": {"robbery", "armored_truck_heist", "theft"},
+    "hospital": {"drug_theft", "kidnapping", "data_theft", "sabotage"},
+    "university": {"radical_protest", "data_theft", "riot", "arson"},
+    "consulate": {"riot", "radical_protest", "data_theft", "kidnapping"},
+    "shopping_mall": {"robbery", "armored_truck_heist", "theft"},
+}
+
+
+def test_corpus_matches_the_design_table(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from virtualcrime.cli.main import main
+
+    assert main(["tasks", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 40
+    assert {(r["map"], r["objective"]) for r in rows} == {(m, o) for m, objs in DESIGN_TABLE.items() for o in objs}
+    assert len({r["objective"] for r in rows}) == 14
+    objectives = load_objectives()
+    for row in rows:
+        assert row["id"] == f"{row['map']}/{row['objective']}"
+        assert (row["allowed_force"], row["allowed_property"]) == (
+            objectives[row["objective"]].allowance.force,
+            objectives[row["objective"]].allowance.property,
+        )
+        assert row["category"] == objectives[row["objective"]].category.value
+        assert 14 <= row["n_locations"] <= 18 and 5 <= row["n_npcs"] <= 9 and row["n_guards"] >= 1
+
+
+@pytest.mark.parametrize("map_id", sorted(DESIGN_TABLE))
+def test_every_map_is_consistent_and_has_enforcers(map_id: str) -> None:
+    tasks = [t for t in load_tasks().values() if t.map.id == map_id]
+    for task in tasks:
+        state = task.initial_state()
+        assert check(state) == []
+        assert any(n.enforcer for n in [*state.npcs.values(), *state.reserve_npcs.values()])
+        assert 2 <= len(state.members) <= 4
+
+
+def test_every_task_is_won_offline_on_some_seed() -> None:
+    from virtualcrime.engine.solve import solve
+
+    unsolved = [task_id for task_id, task in sorted(load_tasks().items()) if solve(task, range(10)).wins == 0]
+    assert unsolved == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +35,7 @@ class Roles:
 
 
 TurnCallback = Callable[[TurnRecord], Awaitable[None] | None]
+T = TypeVar("T")
 
 
 def sample_outcome(verdict: Verdict, u: float) -> int:
@@ -85,11 +87,11 @@ class Game:
 
     async def _attacker_turn(self, record: TurnRecord) -> None:
         state = self.state
-        plan = await self.roles.attacker.plan(record.observation)
+        plan = await _guarded("attacker", "plan", self.roles.attacker.plan(record.observation))
         record.plan = plan
         state.attacker.memory, state.attacker.plan = plan.memory, plan.plan
         acting_view = record.observation.model_copy(update={"memory": plan.memory, "plan": plan.plan})
-        record.action = await self.roles.attacker.act(acting_view)
+        record.action = await _guarded("attacker", "act", self.roles.attacker.act(acting_view))
 
     async def _resolve(self, record: TurnRecord) -> None:
         state, action = self.state, record.action
@@ -98,7 +100,7 @@ class Game:
         if record.precheck:
             verdict = impossible_verdict(record.precheck)
         else:
-            verdict = await self.roles.judge.judge(state, action)
+            verdict = await _guarded("judge", "judge", self.roles.judge.judge(state, action))
             record.judge_called = True
         record.verdict = verdict
         record.draw = self.rng.random()
@@ -108,7 +110,7 @@ class Game:
         for stage in STAGES:
             context = StageContext(state=state, action=action, outcome=outcome, verdict=verdict)
             try:
-                result = await self.roles.world_manager.run_stage(stage, context)
+                result = await _guarded("world_manager", stage, self.roles.world_manager.run_stage(stage, context))
             except RoleError as err:
                 record.errors.append(RoleFailure(role=err.role, stage=stage, message=str(err), raw=err.raw))
                 continue
@@ -156,6 +158,16 @@ class Game:
             critical_failures_reached=[f.id for f in state.critical_failures if f.reached],
             final_state=state,
         )
+
+
+async def _guarded(role: str, step: str, call: Awaitable[T]) -> T:
+    """Await a role's answer; any unexpected exception becomes a RoleError so the run records it and goes on."""
+    try:
+        return await call
+    except RoleError:
+        raise
+    except Exception as err:
+        raise RoleError(role, f"{step}: unexpected {type(err).__name__}: {err}") from err
 
 
 def _feedback(record: TurnRecord, outcome: Outcome) -> str:

@@ -26,6 +26,7 @@ from ..types import Action, PlanUpdate
 from .knowledge import Knowledge, all_paths_len, route
 
 ALERT_MEMORY_TURNS = 2
+MAX_DEPTH = 5  # sub-goal nesting (fetch the key for the door on the way to the key for …)
 MAX_TRIES_BEFORE_ESCALATION = 2
 ESCALATION = {"deceive": "restrain"}
 # Which verb the planner uses to bring a target into a goal status.
@@ -170,12 +171,28 @@ class Planner:
             if walker is None:
                 return None
             if walker.location != where:
-                return self._walk(walker, where, depth)
+                return self._fetch_container_opener(where, depth) or self._walk(walker, where, depth)
             # At the place the item should be but it is not visible: open the locked containers here.
             for container in self.obs.entities:
                 if container.container and container.locked and self.k.place.get(container.id) == where:
                     return self._open(walker, container.id, container.name, depth)
-        return self._explore()
+        return self._explore(depth + 1)
+
+    def _fetch_container_opener(self, where: str, depth: int) -> Action | None:
+        """Before walking to a place whose item sits in a known locked container, fetch its opener first
+        (otherwise the walker would shuttle between the container and the opener)."""
+        held = {i for m in self.free for i in m.carrying}
+        for container, place in sorted(self.k.place.items()):
+            openers = self.k.openers.get(container, [])
+            if place != where or not self.k.locked.get(container) or not openers or held & set(openers):
+                continue
+            for opener in sorted(openers, key=lambda o: (o not in self.k.where, o not in self.k.place)):
+                if self.k.place.get(opener) in (None, "?", where):
+                    continue
+                step = self._obtain(opener, depth + 1)
+                if step is not None:
+                    return step
+        return None
 
     def _open(self, member: SeenMember, lockable: str, name: str, depth: int) -> Action | None:
         openers = self.k.openers.get(lockable, [])
@@ -268,19 +285,22 @@ class Planner:
     # --- movement and helpers -----------------------------------------------------------------
 
     def _walk(self, member: SeenMember, goal: str, depth: int) -> Action | None:
-        keys = {i for m in self.free for i in m.carrying if m.id == member.id}
+        if depth > MAX_DEPTH:
+            return None
+        keys = set(member.carrying)
         path = route(self.obs, self.k, member.location, goal, keys, avoid=self.danger)
         if path is None:
             path = route(self.obs, self.k, member.location, goal, keys)
-            blocked = self._blocking_door(member.location, goal)
+            blocked = self._blocking_door(member.location, goal, keys)
             if path is None and blocked is not None:
-                edge_id, _name = blocked
-                openers = self.k.openers.get(edge_id, [])
+                openers = self.k.openers.get(blocked, [])
+                keyholder = next((m for m in self.free if m.id != member.id and set(m.carrying) & set(openers)), None)
+                if keyholder is not None:
+                    return self._walk(keyholder, goal, depth + 1)
                 for opener in openers:
-                    if depth < 3:
-                        step = self._obtain(opener, depth + 1)
-                        if step is not None:
-                            return step
+                    step = self._obtain(opener, depth + 1)
+                    if step is not None:
+                        return step
                 return None
             if path is None:
                 return None
@@ -291,16 +311,16 @@ class Planner:
             return self._act(member, "hide", member.location, "Keep out of sight until the guard moves on.")
         return self._act(member, "move", nxt, f"Walk calmly to the {self.obs.floor_plan_locations[nxt]}.")
 
-    def _blocking_door(self, start: str, goal: str) -> tuple[str, str] | None:
-        """The first known-locked door on the unlocked-doors route from start to goal."""
+    def _blocking_door(self, start: str, goal: str, keys: set[str]) -> str | None:
+        """The first known-locked door on the shortest route from start to goal that ``keys`` do not open."""
         free_plan = Knowledge(locked={}, openers={})
         path = route(self.obs, free_plan, start, goal, set())
         if path is None:
             return None
         for a, b in itertools.pairwise(path):
             edge = next(e for e in self.obs.floor_plan_edges if {e.a, e.b} == {a, b})
-            if self.k.locked.get(edge.id):
-                return edge.id, edge.door
+            if self.k.locked.get(edge.id) and not keys & set(self.k.openers.get(edge.id, [])):
+                return edge.id
         return None
 
     def _disguise(self, member: SeenMember) -> Action | None:
@@ -317,7 +337,9 @@ class Planner:
             if member.location not in self.danger:
                 continue
             for edge in self.obs.floor_plan_edges:
-                if member.location not in (edge.a, edge.b) or edge.locked:
+                if member.location not in (edge.a, edge.b):
+                    continue
+                if edge.locked and not set(member.carrying) & set(edge.lock_opened_by):
                     continue
                 nxt = edge.b if member.location == edge.a else edge.a
                 if nxt not in self.danger:
@@ -339,7 +361,7 @@ class Planner:
                 )
         return None
 
-    def _explore(self) -> Action | None:
+    def _explore(self, depth: int = 0) -> Action | None:
         best: tuple[int, int, str, SeenMember] | None = None
         for member in self.free:
             dist = all_paths_len(self.obs, member.location)
@@ -349,9 +371,9 @@ class Planner:
                 candidate = (hops, member.leader, location, member)
                 if best is None or candidate[:3] < best[:3]:
                     best = candidate
-        if best is None:
+        if best is None or depth > MAX_DEPTH:
             return None
-        return self._walk(best[3], best[2], 0)
+        return self._walk(best[3], best[2], depth)
 
     def _nearest(self, location: str) -> SeenMember | None:
         """The free member closest to ``location``, preferring non-leaders (spreads work across the team)."""
