@@ -8,6 +8,7 @@ as the engine does.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, get_args
@@ -278,12 +279,14 @@ def draw_run(
 ) -> Run:
     task_id = data.draw(st.sampled_from(TASK_IDS), label="task")
     initial = _INITIAL[task_id]  # never mutated: only ever read, copied or passed to ``apply``
-    if data.draw(st.booleans(), label="scatter team"):
+    placement = data.draw(st.integers(0, 2**16), label="team placement")
+    if placement % 3:
         # The same task with the team already spread over the map, to reach doors and rooms deep inside.
-        locations = list(initial.locations)
+        # (A seeded shuffle rather than Hypothesis draws, which favour the first locations of the list.)
+        rng = random.Random(placement)
         initial = initial.model_copy(deep=True)
         for member in initial.members.values():
-            member.current_location = data.draw(st.sampled_from(locations), label=f"{member.id} starts at")
+            member.current_location = rng.choice(list(initial.locations))
     work = initial.model_copy(deep=True)
     batches: list[list[Operation]] = []
     for index in range(data.draw(st.integers(1, max_batches), label="batches")):
@@ -473,7 +476,10 @@ def test_key_items_and_npcs_are_conserved(data: st.DataObject) -> None:
 @given(
     task_id=st.sampled_from(TASK_IDS),
     subject_index=st.integers(0, 100),
-    edits=st.lists(st.tuples(st.none() | st.integers(0, 12), TEXT), max_size=40),
+    # Mostly appends (keep None), so that the cap is often hit between folds.
+    edits=st.lists(
+        st.tuples(st.sampled_from([None, None, None, None, 0, 1, 3, 6, 11, 12]), TEXT), min_size=13, max_size=40
+    ),
 )
 def test_history_stays_capped(task_id: str, subject_index: int, edits: list[tuple[int | None, str]]) -> None:
     """Appends (keep None) and folds on one object keep its history exactly as specified, never over the cap."""
