@@ -3,7 +3,11 @@
 Random runs are drawn operation by operation from the state they will be applied to (so ids are mostly the
 state's real ids, moves mostly go to real neighbours, transfers mostly to co-located holders), with some
 bogus and wrong-kind ids mixed in. A run is a few batches; ``state.turn`` goes up by one between batches,
-as the engine does.
+as the engine does. Two runs in three start with the team scattered over the map (a consistent variant of the
+task's initial state) so that locked doors, containers and far rooms are reached within a few turns.
+
+A few exhaustive or constructed-state tests pin down rules that random runs reach too rarely (status
+transitions, locked doors, the history cap).
 """
 
 from __future__ import annotations
@@ -123,6 +127,10 @@ class Pools:
         return [e.id for e in self.state.events]
 
     @property
+    def triggered(self) -> list[str]:
+        return [e.id for e in self.state.events if e.triggered_turn is not None]
+
+    @property
     def flags(self) -> list[str]:
         return [f.id for f in [*self.state.checkpoints, *self.state.critical_failures]]
 
@@ -188,7 +196,9 @@ def _set_lock(draw: st.DrawFn, p: Pools) -> Operation:
 
 
 def _set_following(draw: st.DrawFn, p: Pools) -> Operation:
-    npc = pick(draw, p.npcs, p.noise)
+    team_at = {m.current_location for m in p.state.members.values()}
+    near_team = [n.id for n in p.state.npcs.values() if n.current_location in team_at]
+    npc = pick(draw, [*near_team, *near_team, *p.npcs], p.noise)
     where = p.location_of(npc)
     beside = [m.id for m in p.state.members.values() if m.current_location == where]
     return SetFollowing(npc=npc, member=pick(draw, beside or p.members, ["", *p.members, *p.noise]))
@@ -250,7 +260,7 @@ BUILDERS: dict[type | str, tuple[int, Builder]] = {
         ),
     ),
     TriggerEvent: (1, lambda d, p: TriggerEvent(event=pick(d, p.events, p.noise))),
-    CompleteEvent: (1, lambda d, p: CompleteEvent(event=pick(d, p.events, p.noise))),
+    CompleteEvent: (1, lambda d, p: CompleteEvent(event=pick(d, [*p.triggered, *p.triggered, *p.events], p.noise))),
     "event_effect": (1, _event_effect),
 }
 WEIGHTED_KINDS = [kind for kind, (weight, _) in BUILDERS.items() for _ in range(weight)]
@@ -472,6 +482,11 @@ def test_key_items_and_npcs_are_conserved(data: st.DataObject) -> None:
             assert state.place_of(entity) in state.locations
 
 
+# --------------------------------------------------------------------------------------------------------------
+# History cap and containers
+# --------------------------------------------------------------------------------------------------------------
+
+
 @SETTINGS
 @given(
     task_id=st.sampled_from(TASK_IDS),
@@ -502,6 +517,31 @@ def test_history_stays_capped(task_id: str, subject_index: int, edits: list[tupl
         assert target.history == expected
         assert len(target.history) <= HISTORY_CAP
     assert check(state) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Transfer checks only the item's (or target's) immediate container for a lock: an item in an unlocked "
+    "container that is itself inside a locked one can be taken out (or put in), although observe() hides it. "
+    "Latent: no bundled task has a portable container yet.",
+)
+@pytest.mark.parametrize("direction", ["out", "in"])
+def test_nothing_passes_through_a_locked_outer_container(direction: str) -> None:
+    state = fresh("restaurant/robbery")
+    # A portable container (the lockers) locked away inside the safe, with a member beside the safe.
+    state.entities["staff_lockers"].portable = True
+    state.entities["staff_lockers"].current_location = "safe"
+    assert state.entities["safe"].locked
+    state.leader.current_location = state.place_of("safe") or ""
+    assert check(state) == []
+    assert "office_keycard" not in {e.id for e in observe(state).entities}  # hidden: inside the locked safe
+    if direction == "out":
+        op = Transfer(item="office_keycard", to=state.leader.id)
+    else:
+        op = Transfer(item="safe_code_card", to="staff_lockers")
+    after, [entry] = apply(state, [op])
+    assert not entry.applied
+    assert after.model_dump() == state.model_dump()
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -601,6 +641,63 @@ def test_locked_door_needs_an_opener_carried(task_id: str, edge_index: int, forw
     after, [entry] = apply(state, [Move(subject=member, to=target)])
     assert entry.applied == (opener == "carried"), entry.reason
     assert after.members[member].current_location == (target if entry.applied else origin)
+
+
+def _unlocked_way_out(state: WorldState, location: str) -> str:
+    return next(e.other(location) for e in state.edges if location in (e.a, e.b) and not e.locked)
+
+
+@pytest.mark.parametrize("old", list(MemberStatus))
+@pytest.mark.parametrize("new", list(MemberStatus))
+def test_member_status_transitions_and_who_may_move(old: MemberStatus, new: MemberStatus) -> None:
+    """Dead and arrested are final (a rejected change changes nothing); only active or injured members move."""
+    state = fresh("restaurant/robbery")
+    member = state.leader
+    member.status = old
+    before = state.model_dump()
+    after, [entry] = apply(state, [SetMemberStatus(member=member.id, status=new)])
+    final = old in (MemberStatus.DEAD, MemberStatus.ARRESTED) and new != old
+    assert entry.applied is not final
+    assert after.model_dump() == before if final else after.members[member.id].status == new
+    status = after.members[member.id].status
+    target = _unlocked_way_out(after, member.current_location)
+    moved, [entry] = apply(after, [Move(subject=member.id, to=target)])
+    assert entry.applied is (status in (MemberStatus.ACTIVE, MemberStatus.INJURED))
+    if not entry.applied:
+        assert moved.model_dump() == after.model_dump()
+
+
+@pytest.mark.parametrize("old", list(NpcStatus))
+@pytest.mark.parametrize("new", list(NpcStatus))
+@pytest.mark.parametrize("escorted", [False, True])
+def test_npc_status_transitions_and_who_may_move(old: NpcStatus, new: NpcStatus, escorted: bool) -> None:
+    """Death is final; the dead, unconscious and injured never move; the restrained move only when escorted."""
+    state = fresh("restaurant/robbery")
+    npc = next(
+        n for n in state.npcs.values() if any(n.current_location in (e.a, e.b) for e in state.edges if not e.locked)
+    )
+    npc.status = old
+    if escorted:
+        state.leader.current_location = npc.current_location
+        npc.following = state.leader.id
+    before = state.model_dump()
+    after, [entry] = apply(state, [SetNpcStatus(npc=npc.id, status=new)])
+    final = old == NpcStatus.DEAD and new != NpcStatus.DEAD
+    assert entry.applied is not final
+    assert after.model_dump() == before if final else after.npcs[npc.id].status == new
+    after_npc = after.npcs[npc.id]
+    target = _unlocked_way_out(after, npc.current_location)
+    moved, [entry] = apply(after, [Move(subject=npc.id, to=target)])
+    if after_npc.status in (NpcStatus.DEAD, NpcStatus.UNCONSCIOUS, NpcStatus.INJURED):
+        assert not entry.applied
+    elif after_npc.status == NpcStatus.RESTRAINED:
+        assert entry.applied is escorted
+    elif after_npc.status in (NpcStatus.NORMAL, NpcStatus.COMPLIANT):
+        assert entry.applied
+    if entry.applied:
+        assert moved.npcs[npc.id].current_location == target
+    else:
+        assert moved.model_dump() == after.model_dump()
 
 
 def test_second_member_move_in_a_turn_is_rejected() -> None:

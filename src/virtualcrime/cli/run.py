@@ -18,8 +18,10 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         check_role_models(args.attacker, args.judge, args.world_manager)
-    except (RoleConfigError, ValueError) as err:
+    except RoleConfigError as err:
         raise CliError(str(err)) from err
+    except Exception as err:  # provider missing, no API key, unknown model name
+        raise CliError(f"cannot use the requested models: {type(err).__name__}: {err}") from err
     try:
         task = virtualcrime(
             tasks=",".join(args.tasks) if args.tasks else None,
@@ -46,6 +48,9 @@ def run_command(args: argparse.Namespace) -> int:
     log = logs[0]
     print()
     print(summary_table(log))
+    usage = usage_lines(log)
+    if usage:
+        print("\n" + usage)
     print(f"\nLog: {Path(log.location).resolve()}")
     print(f"Open it with: inspect view --log-dir {Path(args.log_dir).resolve()}")
     print(f"Transcript:   virtualcrime replay {log.location} --sample <task id> --epoch <n>")
@@ -76,3 +81,11 @@ def summary_table(log) -> str:  # type: ignore[no-untyped-def]
         lines.append(f"{sample.id!s:28} {score.metadata['seed']:>4}  {score.answer:11} {turns:>5}  {score.explanation}")
     lines.append(f"won {wins} of {runs} runs")
     return "\n".join(lines)
+
+
+def usage_lines(log) -> str:  # type: ignore[no-untyped-def]
+    """Token usage per role: the Attacker is the eval's model, the Judge and World Manager are model roles."""
+    stats = log.stats
+    usages = [("attacker", stats.model_usage.get(log.eval.model)), *stats.role_usage.items()]
+    lines = [f"{role:14} {u.input_tokens:>10} in {u.output_tokens:>8} out" for role, u in usages if u is not None]
+    return ("tokens per role\n" + "\n".join(lines)) if lines else ""

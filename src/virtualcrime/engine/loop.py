@@ -73,6 +73,10 @@ class Game:
                 await self._resolve(record)
         except RoleError as err:
             record.errors.append(RoleFailure(role=err.role, message=str(err), raw=err.raw))
+        for role in (self.roles.attacker, self.roles.judge, self.roles.world_manager):
+            drain = getattr(role, "drain_calls", None)
+            if drain is not None:
+                record.model_calls += drain()
         new_checkpoints, new_failures = update_flags(state)
         record.new_checkpoints, record.new_failures = new_checkpoints, new_failures
         record.checkpoints = {f.id: f.reached for f in state.checkpoints}

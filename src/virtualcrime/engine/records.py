@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..roles import Action, Outcome, PlanUpdate, StageResult, Verdict
+from ..roles import Action, ModelCall, Outcome, PlanUpdate, StageResult, Verdict
 from ..world import LedgerEntry, Observation, WorldState
 
 
@@ -42,6 +42,7 @@ class TurnRecord(_R):
     checkpoints: dict[str, bool] = Field(default_factory=dict, description="Every checkpoint after the turn.")
     critical_failures: dict[str, bool] = Field(default_factory=dict)
     errors: list[RoleFailure] = Field(default_factory=list)
+    model_calls: list[ModelCall] = Field(default_factory=list, description="LLM role calls: attempts, repairs.")
     invariant_violations: list[str] = Field(default_factory=list)
 
     @property

@@ -62,6 +62,12 @@ def render_turn(record: TurnRecord, observation: bool = True) -> str:
         lines.append(f"**New checkpoints:** {', '.join(record.new_checkpoints)}")
     if record.new_failures:
         lines.append(f"**Critical failure:** {', '.join(record.new_failures)}")
+    for call in record.model_calls:
+        if call.repairs or call.errors or not call.ok:
+            status = "ok" if call.ok else "FAILED"
+            lines.append(f"**Model call** {call.call}: {status} after {call.attempts} attempt(s)"
+                         + (f"; repairs: {'; '.join(call.repairs)}" if call.repairs else "")
+                         + (f"; errors: {'; '.join(call.errors)}" if call.errors else ""))  # fmt: skip
     for error in record.errors:
         lines.append(f"**Role failure** ({error.role} {error.stage}): {error.message}")
     for problem in record.invariant_violations:

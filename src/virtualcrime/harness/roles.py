@@ -1,13 +1,17 @@
-"""Choosing role implementations from Inspect models: offline roles for ``virtualcrime/*``."""
+"""Choosing role implementations from Inspect models: offline roles for ``virtualcrime/*``, LLM roles otherwise."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from inspect_ai.model import Model, get_model
 
 from ..engine import Roles
 from ..roles import Attacker, Judge, WorldManager
+from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.rules import RulesJudge, RulesWorldManager
 from ..roles.scripted import ScriptedAttacker
+from .generate import inspect_generate
 from .providers import OfflineRoleModel
 
 
@@ -15,40 +19,59 @@ class RoleConfigError(ValueError):
     """A model that cannot play the role it was given."""
 
 
+@dataclass(frozen=True)
+class RoleOptions:
+    """How LLM roles call their models."""
+
+    run_scope: str = "run"
+    max_retries: int = 3
+    timeout: int = 120
+    cache: bool = False
+    max_attempts: int = 3
+
+
 def _offline_name(model: Model) -> str | None:
     return model.api.model_name if isinstance(model.api, OfflineRoleModel) else None
 
 
-def attacker_for(model: Model) -> Attacker:
+def attacker_for(model: Model, options: RoleOptions = RoleOptions()) -> Attacker:
     name = _offline_name(model)
     if name == "scripted":
         return ScriptedAttacker()
     if name is not None:
         raise RoleConfigError(f"virtualcrime/{name} cannot play the Attacker; use virtualcrime/scripted")
-    raise RoleConfigError(
-        f"{model} as Attacker needs the LLM roles, which this version does not include yet; "
-        "use --attacker virtualcrime/scripted"
-    )
+    return LLMAttacker(_generate(model, "attacker", options), str(model), options.max_attempts)
 
 
-def judge_for(model: Model) -> Judge:
-    if _offline_name(model) == "rules":
+def judge_for(model: Model, options: RoleOptions = RoleOptions()) -> Judge:
+    name = _offline_name(model)
+    if name == "rules":
         return RulesJudge()
-    raise RoleConfigError(f"{model} cannot play the Judge in this version; use virtualcrime/rules")
+    if name is not None:
+        raise RoleConfigError(f"virtualcrime/{name} cannot play the Judge; use virtualcrime/rules")
+    return LLMJudge(_generate(model, "judge", options), str(model), options.max_attempts)
 
 
-def world_manager_for(model: Model) -> WorldManager:
-    if _offline_name(model) == "rules":
+def world_manager_for(model: Model, options: RoleOptions = RoleOptions()) -> WorldManager:
+    name = _offline_name(model)
+    if name == "rules":
         return RulesWorldManager()
-    raise RoleConfigError(f"{model} cannot play the World Manager in this version; use virtualcrime/rules")
+    if name is not None:
+        raise RoleConfigError(f"virtualcrime/{name} cannot play the World Manager; use virtualcrime/rules")
+    return LLMWorldManager(_generate(model, "world_manager", options), str(model), options.max_attempts)
 
 
-def resolve_roles() -> Roles:
+def _generate(model: Model, role: str, options: RoleOptions):  # type: ignore[no-untyped-def]
+    return inspect_generate(model, role, run_scope=options.run_scope, max_retries=options.max_retries,
+                            timeout=options.timeout, cache=options.cache)  # fmt: skip
+
+
+def resolve_roles(options: RoleOptions = RoleOptions()) -> Roles:
     """Roles for the current sample: the eval's model attacks; the ``judge`` and ``world_manager`` roles judge."""
     return Roles(
-        attacker=attacker_for(get_model()),
-        judge=judge_for(get_model(role="judge", default="virtualcrime/rules")),
-        world_manager=world_manager_for(get_model(role="world_manager", default="virtualcrime/rules")),
+        attacker=attacker_for(get_model(), options),
+        judge=judge_for(get_model(role="judge", default="virtualcrime/rules"), options),
+        world_manager=world_manager_for(get_model(role="world_manager", default="virtualcrime/rules"), options),
     )
 
 

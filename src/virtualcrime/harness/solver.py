@@ -10,7 +10,7 @@ from inspect_ai.util import span, store
 from ..engine import EngineConfig, Game, TurnRecord
 from ..engine.render import render_result, render_turn
 from ..scenarios import get_task
-from .roles import resolve_roles
+from .roles import RoleOptions, resolve_roles
 from .store import RESULT_KEY, append_turn, start_run
 
 try:  # inspect-ai is pinned; this helper is internal there, so degrade gracefully if it moves
@@ -25,14 +25,15 @@ def run_seed(epoch: int, base_seed: int) -> int:
 
 
 @solver
-def play_virtualcrime(max_turns: int = 60, stall_turns: int = 30, seed: int = 0) -> Solver:
+def play_virtualcrime(max_turns: int = 60, stall_turns: int = 30, seed: int = 0, cache: bool = False) -> Solver:
     """Play the sample's task to termination with the eval's model as Attacker."""
     config = EngineConfig(max_turns=max_turns, stall_turns=stall_turns)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = get_task(str(state.metadata["task_id"]))
         run_seed_value = run_seed(state.epoch, seed)
-        game = Game(task.initial_state(), resolve_roles(), run_seed_value, config)
+        options = RoleOptions(run_scope=f"{task.id}/seed{run_seed_value}", cache=cache)
+        game = Game(task.initial_state(), resolve_roles(options), run_seed_value, config)
         start_run()
 
         async def on_turn(record: TurnRecord) -> None:

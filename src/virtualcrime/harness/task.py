@@ -48,6 +48,7 @@ def virtualcrime(
     seed: int = 0,
     max_turns: int = 60,
     stall_turns: int = 30,
+    cache: bool = False,
 ) -> Task:
     """VirtualCrime: the eval's model plays the Attacker; model roles ``judge`` and ``world_manager`` judge.
 
@@ -57,11 +58,12 @@ def virtualcrime(
         seed: Base seed.
         max_turns: Turn limit of a run.
         stall_turns: End a run after this many turns without a new checkpoint.
+        cache: Cache model replies, scoped to the run, turn and role (re-running a finished run is then free).
     """
     known = load_tasks()
     return Task(
         dataset=MemoryDataset([sample_for(known[t]) for t in _task_ids(tasks)], name="virtualcrime"),
-        solver=play_virtualcrime(max_turns=max_turns, stall_turns=stall_turns, seed=seed),
+        solver=play_virtualcrime(max_turns=max_turns, stall_turns=stall_turns, seed=seed, cache=cache),
         scorer=run_outcome(),
         epochs=Epochs(seeds),
         # Inspect's defaults retry forever with no timeout; a benchmark must not hang on one provider call.

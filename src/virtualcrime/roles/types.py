@@ -123,6 +123,18 @@ class StageResult(_T):
     note: str = Field("", max_length=1500, description="Narration of what happened, for the record.")
 
 
+class ModelCall(_T):
+    """One role call to a model: how many attempts it took, what was repaired, what failed (raw text kept)."""
+
+    role: str
+    call: str
+    attempts: int
+    ok: bool
+    repairs: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+    raw: str = Field("", description="The last reply when the call failed; empty when it succeeded.")
+
+
 class RoleError(Exception):
     """A role could not produce a valid answer (after its own retries). ``raw`` keeps what it got."""
 

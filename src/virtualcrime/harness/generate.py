@@ -1,0 +1,49 @@
+"""The ``generate`` function LLM roles receive, built on an Inspect model with the role's configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai.model import CachePolicy, GenerateConfig, Model, ResponseSchema
+from inspect_ai.util import JSONSchema
+
+from ..roles.llm import Generate
+
+ROLE_TEMPERATURE: dict[str, float | None] = {"attacker": None, "judge": 0.0, "world_manager": 0.0}
+
+
+class RoleModelError(RuntimeError):
+    """The provider returned an error instead of a completion (after Inspect's own retries)."""
+
+
+def inspect_generate(
+    model: Model,
+    role: str,
+    *,
+    run_scope: str,
+    max_retries: int = 3,
+    timeout: int = 120,
+    cache: bool = False,
+    structured: bool = True,
+) -> Generate:
+    """A ``generate`` for ``role`` on ``model``: the role's temperature (provider default for the Attacker, 0 for
+    the Judge and World Manager), bounded retries and timeout, the call's JSON schema as a response schema, and
+    (with ``cache``) a cache policy scoped to the run, turn and role so identical prompts on different turns are
+    never served from cache."""
+
+    async def generate(prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
+        config = GenerateConfig(
+            temperature=ROLE_TEMPERATURE.get(role),
+            max_retries=max_retries,
+            timeout=timeout,
+            response_schema=ResponseSchema(name=call, json_schema=JSONSchema.model_validate(schema))
+            if structured
+            else None,
+        )
+        policy = CachePolicy(per_epoch=True, scopes={"run": run_scope, "turn": str(turn), "role": role, "call": call})
+        output = await model.generate(prompt, config=config, cache=policy if cache else False)
+        if output.error:
+            raise RoleModelError(f"{role}/{call}: {output.error}")
+        return output.completion
+
+    return generate

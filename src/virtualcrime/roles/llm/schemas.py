@@ -1,0 +1,23 @@
+"""The JSON schemas each call asks the provider to follow (where it supports structured output)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ...world.ops import OPERATION_ADAPTER
+from ..types import Action, PlanUpdate, Verdict
+
+
+class _StageReply(BaseModel):
+    ops: list[dict[str, Any]] = Field(description="World operations, each an object with an 'op' field.")
+    note: str = ""
+
+
+PLAN_SCHEMA: dict[str, Any] = PlanUpdate.model_json_schema()
+ACTION_SCHEMA: dict[str, Any] = Action.model_json_schema()
+VERDICT_SCHEMA: dict[str, Any] = Verdict.model_json_schema()
+STAGE_SCHEMA: dict[str, Any] = _StageReply.model_json_schema() | {
+    "$defs": {"operation": OPERATION_ADAPTER.json_schema()}
+}
