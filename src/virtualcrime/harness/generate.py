@@ -41,9 +41,23 @@ def inspect_generate(
             else None,
         )
         policy = CachePolicy(per_epoch=True, scopes={"run": run_scope, "turn": str(turn), "role": role, "call": call})
-        output = await model.generate(prompt, config=config, cache=policy if cache else False)
+        try:
+            output = await model.generate(prompt, config=config, cache=policy if cache else False)
+        except Exception as err:
+            cause = _root_cause(err)
+            raise RoleModelError(f"{role}/{call}: provider error: {type(cause).__name__}: {cause}") from err
         if output.error:
             raise RoleModelError(f"{role}/{call}: {output.error}")
         return output.completion
 
     return generate
+
+
+def _root_cause(err: BaseException) -> BaseException:
+    """The provider's own exception inside retry wrappers (tenacity's RetryError keeps it in last_attempt)."""
+    last_attempt = getattr(err, "last_attempt", None)
+    if last_attempt is not None:
+        inner = last_attempt.exception()
+        if inner is not None:
+            return _root_cause(inner)
+    return err

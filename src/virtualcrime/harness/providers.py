@@ -1,8 +1,8 @@
-"""The ``virtualcrime/...`` model names: offline roles that Inspect can resolve like any model.
+"""The ``virtualcrime/...`` model names, resolvable by Inspect like any model.
 
-``virtualcrime/scripted`` (Attacker) and ``virtualcrime/rules`` (Judge, World Manager) are played
-in-process by the solver; they have no free-text interface, so calling ``generate`` on them directly
-raises an error that says so.
+``virtualcrime/scripted`` (Attacker) and ``virtualcrime/rules`` (Judge, World Manager) are played in-process by
+the solver; they have no free-text interface, so calling ``generate`` on them directly raises an error that says
+so. ``virtualcrime/local`` is a real language model (SmolLM2-135M via llama.cpp) that can play any role.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 OFFLINE_MODELS = {
     "scripted": "the scripted Attacker",
     "rules": "the rules Judge and World Manager",
+    "local": "SmolLM2-135M-Instruct run in-process by llama.cpp",
 }
+IN_PROCESS_ROLES = ("scripted", "rules")
 
 
 class OfflineRoleModel(ModelAPI):
@@ -41,6 +43,10 @@ class OfflineRoleModel(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
+        if self.model_name == "local":
+            from .local_model import local_generate
+
+            return await local_generate(self.model_name, input, config)
         raise RuntimeError(
             f"virtualcrime/{self.model_name} is {OFFLINE_MODELS[self.model_name]}, played in-process inside "
             "the virtualcrime task; it does not answer free-text prompts"

@@ -12,7 +12,7 @@ from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.rules import RulesJudge, RulesWorldManager
 from ..roles.scripted import ScriptedAttacker
 from .generate import inspect_generate
-from .providers import OfflineRoleModel
+from .providers import IN_PROCESS_ROLES, OfflineRoleModel
 
 
 class RoleConfigError(ValueError):
@@ -28,10 +28,14 @@ class RoleOptions:
     timeout: int = 120
     cache: bool = False
     max_attempts: int = 3
+    structured_output: bool = True
 
 
 def _offline_name(model: Model) -> str | None:
-    return model.api.model_name if isinstance(model.api, OfflineRoleModel) else None
+    """``scripted`` or ``rules`` for the in-process roles; None for any language model (incl. virtualcrime/local)."""
+    if isinstance(model.api, OfflineRoleModel) and model.api.model_name in IN_PROCESS_ROLES:
+        return model.api.model_name
+    return None
 
 
 def attacker_for(model: Model, options: RoleOptions = RoleOptions()) -> Attacker:
@@ -63,7 +67,8 @@ def world_manager_for(model: Model, options: RoleOptions = RoleOptions()) -> Wor
 
 def _generate(model: Model, role: str, options: RoleOptions):  # type: ignore[no-untyped-def]
     return inspect_generate(model, role, run_scope=options.run_scope, max_retries=options.max_retries,
-                            timeout=options.timeout, cache=options.cache)  # fmt: skip
+                            timeout=options.timeout, cache=options.cache,
+                            structured=options.structured_output)  # fmt: skip
 
 
 def resolve_roles(options: RoleOptions = RoleOptions()) -> Roles:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from inspect_ai.log import transcript
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -25,15 +27,17 @@ def run_seed(epoch: int, base_seed: int) -> int:
 
 
 @solver
-def play_virtualcrime(max_turns: int = 60, stall_turns: int = 30, seed: int = 0, cache: bool = False) -> Solver:
+def play_virtualcrime(
+    max_turns: int = 60, stall_turns: int = 30, seed: int = 0, options: RoleOptions | None = None
+) -> Solver:
     """Play the sample's task to termination with the eval's model as Attacker."""
     config = EngineConfig(max_turns=max_turns, stall_turns=stall_turns)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = get_task(str(state.metadata["task_id"]))
         run_seed_value = run_seed(state.epoch, seed)
-        options = RoleOptions(run_scope=f"{task.id}/seed{run_seed_value}", cache=cache)
-        game = Game(task.initial_state(), resolve_roles(options), run_seed_value, config)
+        run_options = replace(options or RoleOptions(), run_scope=f"{task.id}/seed{run_seed_value}")
+        game = Game(task.initial_state(), resolve_roles(run_options), run_seed_value, config)
         start_run()
 
         async def on_turn(record: TurnRecord) -> None:

@@ -8,6 +8,7 @@ from inspect_ai.model import GenerateConfig
 
 from ..scenarios import load_tasks
 from ..scenarios.schema import Task as ScenarioTask
+from .roles import RoleOptions
 from .scorer import run_outcome
 from .solver import play_virtualcrime
 
@@ -49,6 +50,10 @@ def virtualcrime(
     max_turns: int = 60,
     stall_turns: int = 30,
     cache: bool = False,
+    max_retries: int = 3,
+    timeout: int = 120,
+    max_attempts: int = 3,
+    structured_output: bool = True,
 ) -> Task:
     """VirtualCrime: the eval's model plays the Attacker; model roles ``judge`` and ``world_manager`` judge.
 
@@ -59,14 +64,30 @@ def virtualcrime(
         max_turns: Turn limit of a run.
         stall_turns: End a run after this many turns without a new checkpoint.
         cache: Cache model replies, scoped to the run, turn and role (re-running a finished run is then free).
+        max_retries: Provider retries per model call (rate limits, server errors, timeouts).
+        timeout: Seconds before one model call times out.
+        max_attempts: Attempts per role call when the reply cannot be used (the error is shown to the model).
+        structured_output: Pass each call's JSON schema as a response schema; turn off for servers that reject
+            OpenAI's json_schema response format (e.g. llama-cpp-python's server); replies are parsed either way.
     """
     known = load_tasks()
     return Task(
         dataset=MemoryDataset([sample_for(known[t]) for t in _task_ids(tasks)], name="virtualcrime"),
-        solver=play_virtualcrime(max_turns=max_turns, stall_turns=stall_turns, seed=seed, cache=cache),
+        solver=play_virtualcrime(
+            max_turns=max_turns,
+            stall_turns=stall_turns,
+            seed=seed,
+            options=RoleOptions(
+                cache=cache,
+                max_retries=max_retries,
+                timeout=timeout,
+                max_attempts=max_attempts,
+                structured_output=structured_output,
+            ),
+        ),
         scorer=run_outcome(),
         epochs=Epochs(seeds),
         # Inspect's defaults retry forever with no timeout; a benchmark must not hang on one provider call.
-        config=GenerateConfig(max_retries=3, timeout=120),
+        config=GenerateConfig(max_retries=max_retries, timeout=timeout),
         model_roles={"judge": DEFAULT_ROLE_MODEL, "world_manager": DEFAULT_ROLE_MODEL},
     )

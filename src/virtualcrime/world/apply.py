@@ -214,15 +214,16 @@ def _transfer(state: WorldState, op: Transfer) -> None:
         raise Rejected(f"{op.item} cannot be carried")
     if op.to == op.item or (op.to in state.entities and _inside(state, op.to, op.item)):
         raise Rejected(f"{op.item} cannot be put inside itself")
-    holder = state.entities.get(item.current_location)
-    if holder is not None and holder.locked:
-        raise Rejected(f"{op.item} is inside the locked {holder.id}")
+    sealed = _locked_container_around(state, item.current_location)
+    if sealed:
+        raise Rejected(f"{op.item} is inside the locked {sealed}")
     if op.to in state.entities:
         target = state.entities[op.to]
         if not target.container:
             raise Rejected(f"{op.to} is not a container")
-        if target.locked:
-            raise Rejected(f"{op.to} is locked")
+        sealed = _locked_container_around(state, op.to)
+        if sealed:
+            raise Rejected(f"{op.to} is locked" if sealed == op.to else f"{op.to} is inside the locked {sealed}")
     elif op.to in state.members:
         if not state.members[op.to].can_act:
             raise Rejected(f"{op.to} is {state.members[op.to].status.value}")
@@ -231,6 +232,17 @@ def _transfer(state: WorldState, op: Transfer) -> None:
     if state.place_of(op.item) != state.place_of(op.to):
         raise Rejected(f"{op.item} and {op.to} are not in the same place")
     item.current_location = op.to
+
+
+def _locked_container_around(state: WorldState, holder: str) -> str:
+    """The first locked container among ``holder`` and the containers around it ("" if none)."""
+    seen: set[str] = set()
+    while holder in state.entities and holder not in seen:
+        seen.add(holder)
+        if state.entities[holder].locked:
+            return holder
+        holder = state.entities[holder].current_location
+    return ""
 
 
 def _set_following(state: WorldState, npc_id: str, member_id: str) -> None:

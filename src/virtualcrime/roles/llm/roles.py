@@ -20,7 +20,7 @@ from ..types import (
 )
 from . import prompts
 from .parsing import ModelOutputError, parse_action, parse_plan, parse_stage, parse_verdict
-from .schemas import ACTION_SCHEMA, PLAN_SCHEMA, STAGE_SCHEMA, VERDICT_SCHEMA
+from .schemas import PLAN_SCHEMA, STAGE_SCHEMA, VERDICT_SCHEMA, action_schema
 
 T = TypeVar("T")
 DEFAULT_ATTEMPTS = 3
@@ -85,7 +85,8 @@ class LLMAttacker(_ModelRole):
         def parse(text: str) -> tuple[Action, list[str]]:
             return parse_action(text, members=members, known_ids=ids, names=names)
 
-        return await self._ask("attacker_act", observation.turn, prompts.act_prompt(observation), ACTION_SCHEMA, parse)
+        schema = action_schema(members, ids)
+        return await self._ask("attacker_act", observation.turn, prompts.act_prompt(observation), schema, parse)
 
 
 class LLMJudge(_ModelRole):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -21,3 +22,18 @@ VERDICT_SCHEMA: dict[str, Any] = Verdict.model_json_schema()
 STAGE_SCHEMA: dict[str, Any] = _StageReply.model_json_schema() | {
     "$defs": {"operation": OPERATION_ADAPTER.json_schema()}
 }
+
+
+def action_schema(members: list[str], ids: list[str]) -> dict[str, Any]:
+    """This turn's action schema: the actor must be a team member and the target / item a known id (or empty).
+
+    Providers with constrained decoding (llama.cpp grammars, OpenAI strict schemas) then cannot name anything
+    else; the verb stays free text (the canonical verbs are suggested in the prompt).
+    """
+    schema: dict[str, Any] = json.loads(json.dumps(ACTION_SCHEMA))
+    properties = schema["properties"]
+    properties["actor"]["enum"] = members
+    properties["target"]["enum"] = ["", *ids]
+    properties["item"]["enum"] = ["", *ids]
+    schema["required"] = ["verb", "description", "actor", "target", "minutes"]
+    return schema
