@@ -27,7 +27,7 @@ def inspect_generate(
     structured: bool = True,
 ) -> Generate:
     """A ``generate`` for ``role`` on ``model``: the role's temperature (provider default for the Attacker, 0 for
-    the Judge and World Manager), bounded retries and timeout, the call's JSON schema as a response schema, and
+    the Judge and World Manager), bounded retries and a per-attempt ``timeout`` in seconds, the call's JSON schema as a response schema, and
     (with ``cache``) a cache policy scoped to the run, turn and role so identical prompts on different turns are
     never served from cache."""
 
@@ -35,7 +35,8 @@ def inspect_generate(
         config = GenerateConfig(
             temperature=ROLE_TEMPERATURE.get(role),
             max_retries=max_retries,
-            timeout=timeout,
+            attempt_timeout=timeout,  # per attempt; a hung connection is abandoned and retried
+            timeout=timeout * (max_retries + 1) + 60,  # the whole call, retries and back-off included
             response_schema=ResponseSchema(name=call, json_schema=JSONSchema.model_validate(schema))
             if structured
             else None,
