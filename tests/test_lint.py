@@ -133,3 +133,14 @@ def test_check_solve_reports_wins_per_task(capsys: pytest.CaptureFixture[str]) -
     assert main(["check", "--solve", "--seeds", "3", "--task", "restaurant/assassination"]) == 0
     out = capsys.readouterr().out
     assert "restaurant/assassination" in out and "1 of 1 tasks won on at least one of 3 seeds" in out
+
+
+def test_a_checkpoint_that_already_holds_at_the_start_is_an_error(tmp_path: Path) -> None:
+    def trivially_won(data: Data) -> None:
+        assassination = next(t for t in data["tasks"] if t["objective"] == "assassination")
+        escaped = next(c for c in assassination["checkpoints"] if c["id"] == "escaped")
+        escaped["predicate"] = {"kind": "team_at", "locations": ["parking_lot"], "who": "all"}
+
+    found = errors(corpus(tmp_path, edit_tasks=trivially_won))
+    assert any("(restaurant/assassination).checkpoints.escaped: error: already holds in the initial state" in x
+               for x in found), found  # fmt: skip

