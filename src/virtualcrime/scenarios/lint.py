@@ -7,7 +7,7 @@ warnings flag departures from the benchmark's conventions (sizes) that a user's 
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ..world.graph import hop_distances
 from ..world.models import Entity
 from ..world.ops import CompleteEvent, Move, Operation, SetFlag, SpawnNpc, TriggerEvent
 from ..world.predicates import (
@@ -141,22 +142,6 @@ def _read(out: _Collector, file: Path, model: type[BaseModel]) -> BaseModel | No
         return None
 
 
-def _connected(nodes: set[str], edges: list[tuple[str, str]]) -> set[str]:
-    """Nodes reachable from the first node (sorted) along ``edges``, ignoring locks."""
-    if not nodes:
-        return set()
-    start = sorted(nodes)[0]
-    seen, queue = {start}, deque([start])
-    while queue:
-        here = queue.popleft()
-        for a, b in edges:
-            for x, y in ((a, b), (b, a)):
-                if x == here and y in nodes and y not in seen:
-                    seen.add(y)
-                    queue.append(y)
-    return seen
-
-
 def lint_map(out: _Collector, file: Path, spec: MapSpec) -> None:
     """Referential integrity, connectivity, schedules, guards and sizes of one map."""
     locations = {loc.id for loc in spec.locations}
@@ -181,7 +166,8 @@ def lint_map(out: _Collector, file: Path, spec: MapSpec) -> None:
                 out.error(file, f"edges.{edge.id}.opened_by", f"unknown entity {opener!r}")
         if edge.locked and not edge.opened_by:
             out.warning(file, f"edges.{edge.id}", "locked with nothing that opens it (only lock-picking or force)")
-    reached = _connected(locations, [(e.a, e.b) for e in spec.edges])
+    start = sorted(locations)[0] if locations else ""
+    reached = set(hop_distances(spec.edges, start)) & locations if locations else set()
     if reached != locations:
         missing = ", ".join(sorted(locations - reached))
         out.error(file, "edges", f"the map is not connected: cannot reach {missing}")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import deque
-
 from ...world import WorldState
 from ...world.enums import MAX_ALERTNESS, MemberStatus, NpcRole, NpcStatus
+from ...world.graph import shortest_path
 from ...world.models import Member, Npc
 from ...world.ops import (
     AppendHistory,
@@ -181,22 +180,5 @@ def _step_towards(state: WorldState, npc: Npc, goal: str) -> list[Operation]:
 
 def path(state: WorldState, npc: Npc, goal: str) -> list[str] | None:
     """Shortest route for ``npc`` (respecting locked doors it cannot pass), start and goal included."""
-    start = npc.current_location
     can_unlock = npc.role != NpcRole.CIVILIAN or bool(npc.following)
-    previous: dict[str, str | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        here = queue.popleft()
-        if here == goal:
-            route = [here]
-            while (before := previous[route[-1]]) is not None:
-                route.append(before)
-            return route[::-1]
-        for edge in state.edges:
-            if here not in (edge.a, edge.b) or (edge.locked and not can_unlock):
-                continue
-            nxt = edge.other(here)
-            if nxt not in previous:
-                previous[nxt] = here
-                queue.append(nxt)
-    return None
+    return shortest_path(state.edges, npc.current_location, goal, lambda edge, nxt: can_unlock or not edge.locked)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections import deque
-
 from pydantic import BaseModel, Field, ValidationError
 
 from ...world import Observation
+from ...world.graph import hop_distances, shortest_path
+from ...world.observe import FloorEdge
 
 MAX_FAILS = 30
 
@@ -97,41 +96,14 @@ def route(
     avoid: frozenset[str] | set[str] = frozenset(),
 ) -> list[str] | None:
     """Shortest route on the floor plan, not through doors known locked whose opener is not in ``keys``."""
-    previous: dict[str, str | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        here = queue.popleft()
-        if here == goal:
-            path = [here]
-            while (before := previous[path[-1]]) is not None:
-                path.append(before)
-            return path[::-1]
-        for edge in obs.floor_plan_edges:
-            if here not in (edge.a, edge.b):
-                continue
-            nxt = edge.b if here == edge.a else edge.a
-            blocked = knowledge.locked.get(edge.id, False) and not keys & set(knowledge.openers.get(edge.id, []))
-            if nxt in previous or blocked or (nxt in avoid and nxt != goal):
-                continue
-            previous[nxt] = here
-            queue.append(nxt)
-    return None
+
+    def passable(edge: FloorEdge, nxt: str) -> bool:
+        blocked = knowledge.locked.get(edge.id, False) and not keys & set(knowledge.openers.get(edge.id, []))
+        return not blocked and (nxt not in avoid or nxt == goal)
+
+    return shortest_path(obs.floor_plan_edges, start, goal, passable)
 
 
 def all_paths_len(obs: Observation, start: str) -> dict[str, int]:
     """Hop distance from ``start`` to every location, ignoring locks (for exploration order)."""
-    dist = {start: 0}
-    queue = deque([start])
-    while queue:
-        here = queue.popleft()
-        for edge in obs.floor_plan_edges:
-            if here in (edge.a, edge.b):
-                nxt = edge.b if here == edge.a else edge.a
-                if nxt not in dist:
-                    dist[nxt] = dist[here] + 1
-                    queue.append(nxt)
-    return dist
-
-
-def dumps(data: object) -> str:
-    return json.dumps(data, sort_keys=True)
+    return hop_distances(obs.floor_plan_edges, start)
