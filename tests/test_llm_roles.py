@@ -161,3 +161,25 @@ def test_all_three_roles_through_inspect_with_mockllm(tmp_path: Path) -> None:
     assert all(len(t.model_calls) == 7 and all(c.ok for c in t.model_calls) for t in turns)
     assert {"judge", "world_manager"} <= set(log.stats.role_usage)
     assert log.stats.role_usage["judge"].input_tokens > 0
+
+
+def test_role_options_reach_the_provider_config(tmp_path: Path) -> None:
+    seen: dict[str, list[Any]] = {"temperature": [], "max_connections": [], "attempt_timeout": [], "schema": []}
+
+    def recording(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
+        seen["temperature"].append(config.temperature)
+        seen["max_connections"].append(config.max_connections)
+        seen["attempt_timeout"].append(config.attempt_timeout)
+        seen["schema"].append(config.response_schema.name if config.response_schema else None)
+        return mock_outputs(messages, tools, tool_choice, config)
+
+    judge = get_model("mockllm/model", custom_outputs=recording, memoize=False)
+    inspect_eval(
+        virtualcrime(tasks="restaurant/robbery", seeds=1, max_turns=1, judge_connections=2, timeout=30),
+        model="virtualcrime/scripted",
+        model_roles={"judge": judge},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert seen["temperature"] == [0.0] and seen["max_connections"] == [2]
+    assert seen["attempt_timeout"] == [30] and seen["schema"] == ["judge"]

@@ -25,6 +25,7 @@ def inspect_generate(
     timeout: int = 120,
     cache: bool = False,
     structured: bool = True,
+    max_connections: int | None = None,
 ) -> Generate:
     """A ``generate`` for ``role`` on ``model``: the role's temperature (provider default for the Attacker, 0 for
     the Judge and World Manager), bounded retries, a per-attempt ``timeout`` in seconds, the call's JSON schema as
@@ -34,6 +35,7 @@ def inspect_generate(
     async def generate(prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
         config = GenerateConfig(
             temperature=ROLE_TEMPERATURE.get(role),
+            max_connections=max_connections,
             max_retries=max_retries,
             attempt_timeout=timeout,  # per attempt; a hung connection is abandoned and retried
             timeout=timeout * (max_retries + 1) + 60,  # the whole call, retries and back-off included

@@ -29,6 +29,7 @@ class RoleOptions:
     cache: bool = False
     max_attempts: int = 3
     structured_output: bool = True
+    connections: tuple[tuple[str, int], ...] = ()  # (role, max concurrent connections to its model)
 
 
 def _offline_name(model: Model) -> str | None:
@@ -68,7 +69,8 @@ def world_manager_for(model: Model, options: RoleOptions = RoleOptions()) -> Wor
 def _generate(model: Model, role: str, options: RoleOptions):  # type: ignore[no-untyped-def]
     return inspect_generate(model, role, run_scope=options.run_scope, max_retries=options.max_retries,
                             timeout=options.timeout, cache=options.cache,
-                            structured=options.structured_output)  # fmt: skip
+                            structured=options.structured_output,
+                            max_connections=dict(options.connections).get(role))  # fmt: skip
 
 
 def resolve_roles(options: RoleOptions = RoleOptions()) -> Roles:

@@ -54,6 +54,9 @@ def virtualcrime(
     timeout: int = 120,
     max_attempts: int = 3,
     structured_output: bool = True,
+    attacker_connections: int | None = None,
+    judge_connections: int | None = None,
+    world_manager_connections: int | None = None,
 ) -> Task:
     """VirtualCrime: the eval's model plays the Attacker; model roles ``judge`` and ``world_manager`` judge.
 
@@ -69,7 +72,18 @@ def virtualcrime(
         max_attempts: Attempts per role call when the reply cannot be used (the error is shown to the model).
         structured_output: Pass each call's JSON schema as a response schema; turn off for servers that reject
             OpenAI's json_schema response format (e.g. llama-cpp-python's server); replies are parsed either way.
+        attacker_connections: Concurrent connections to the Attacker's model (default: Inspect's per provider);
+            likewise judge_connections and world_manager_connections.
     """
+    connections = tuple(
+        (role, n)
+        for role, n in (
+            ("attacker", attacker_connections),
+            ("judge", judge_connections),
+            ("world_manager", world_manager_connections),
+        )
+        if n is not None
+    )
     known = load_tasks()
     return Task(
         dataset=MemoryDataset([sample_for(known[t]) for t in _task_ids(tasks)], name="virtualcrime"),
@@ -83,6 +97,7 @@ def virtualcrime(
                 timeout=timeout,
                 max_attempts=max_attempts,
                 structured_output=structured_output,
+                connections=connections,
             ),
         ),
         scorer=run_outcome(),
