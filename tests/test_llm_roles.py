@@ -161,6 +161,11 @@ def test_all_three_roles_through_inspect_with_mockllm(tmp_path: Path) -> None:
     assert all(len(t.model_calls) == 7 and all(c.ok for c in t.model_calls) for t in turns)
     assert {"judge", "world_manager"} <= set(log.stats.role_usage)
     assert log.stats.role_usage["judge"].input_tokens > 0
+    events = log.samples[0].events
+    turn_spans = {e.id: e.name for e in events if e.event == "span_begin" and e.name.startswith("turn ")}
+    model_events = [e for e in events if e.event == "model"]
+    assert len(model_events) == 3 * 7
+    assert all(e.span_id in turn_spans for e in model_events)  # each turn's model calls sit inside its span
 
 
 def test_role_options_reach_the_provider_config(tmp_path: Path) -> None:

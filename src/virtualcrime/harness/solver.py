@@ -9,7 +9,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span, store
 
-from ..engine import EngineConfig, Game, TurnRecord
+from ..engine import EngineConfig, Game
 from ..engine.render import render_result, render_turn
 from ..scenarios import get_task
 from .roles import RoleOptions, resolve_roles
@@ -40,15 +40,19 @@ def play_virtualcrime(
         game = Game(task.initial_state(), resolve_roles(run_options), run_seed_value, config)
         start_run()
 
-        async def on_turn(record: TurnRecord) -> None:
-            append_turn(record)
-            async with span(f"turn {record.turn}", type="turn"):
-                transcript().info(render_turn(record), source=f"turn {record.turn}")
-
         # Per-turn spans would otherwise copy and diff the whole (growing) store twice a turn; the store is
         # still logged in full with the sample.
         with suspend_store_events():
-            result = await game.run(on_turn)
+            while True:
+                # the span holds the turn's model calls (LLM roles) as well as its readable summary
+                async with span(f"turn {game.state.turn + 1}", type="turn"):
+                    record = await game.step()
+                    append_turn(record)
+                    transcript().info(render_turn(record), source=f"turn {record.turn}")
+                ended = game.termination()
+                if ended is not None:
+                    result = game.result(*ended)
+                    break
         store().set(RESULT_KEY, result.model_dump(mode="json"))
         summary = render_result(result)
         transcript().info(summary, source="result")
