@@ -6,7 +6,6 @@ and never crash a run. Skips when the ``local`` extra is not installed."""
 from __future__ import annotations
 
 import itertools
-import os
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import Model, get_model
 
 from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
@@ -66,7 +66,11 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.fail("llama server did not start within 120 s")
     yield base
     process.terminate()
-    process.wait(timeout=20)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=20)
     server_log.close()
 
 
@@ -117,15 +121,15 @@ class FaultProxy(BaseHTTPRequestHandler):
 
 
 def run_llm_roles(base_url: str, log_dir: Path, max_turns: int, timeout: int, max_retries: int = 3) -> Path:
-    env = {"LOCAL_BASE_URL": base_url, "LOCAL_API_KEY": "not-needed"}
-    os.environ.update(env)
-    model = "openai-api/local/smollm2"
+    def model() -> Model:  # a fresh client per role and run: memoised models would keep an older base URL
+        return get_model("openai-api/local/smollm2", base_url=base_url, api_key="not-needed", memoize=False)
+
     logs = inspect_eval(
         # llama-cpp-python's server rejects OpenAI's json_schema response format: replies are parsed from text
-        virtualcrime(tasks="restaurant/robbery", seeds=1, max_turns=max_turns, timeout=timeout, max_retries=max_retries,
-                     max_attempts=2, structured_output=False),
-        model=model,
-        model_roles={"judge": model, "world_manager": model},
+        virtualcrime(tasks="restaurant/robbery", seeds=1, max_turns=max_turns, timeout=timeout,
+                     max_retries=max_retries, max_attempts=2, structured_output=False),
+        model=model(),
+        model_roles={"judge": model(), "world_manager": model()},
         log_dir=str(log_dir),
         display="none",
     )  # fmt: skip
