@@ -188,3 +188,15 @@ def test_role_options_reach_the_provider_config(tmp_path: Path) -> None:
     )
     assert seen["temperature"] == [0.0] and seen["max_connections"] == [2]
     assert seen["attempt_timeout"] == [30] and seen["schema"] == ["judge"]
+
+
+def test_the_action_schema_is_narrowed_to_this_turn() -> None:
+    from virtualcrime.roles.llm.prompts import action_ids
+    from virtualcrime.roles.llm.schemas import action_schema
+
+    obs = observe(get_task("restaurant/robbery").initial_state())
+    members, ids, _ = action_ids(obs)
+    schema = action_schema(members, ids)
+    assert schema["properties"]["actor"]["enum"] == ["boss", "finch", "moss"]
+    assert "back_alley" in schema["properties"]["target"]["enum"] and "" in schema["properties"]["target"]["enum"]
+    assert {"move", "take", "deceive", "other"} <= set(schema["properties"]["verb"]["enum"])

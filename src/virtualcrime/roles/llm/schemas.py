@@ -9,6 +9,9 @@ from pydantic import BaseModel, Field
 
 from ...world.ops import OPERATION_ADAPTER
 from ..types import Action, PlanUpdate, Verdict
+from ..verbs import RULES
+
+CANONICAL_VERBS = sorted(RULES)
 
 
 class _StageReply(BaseModel):
@@ -28,10 +31,12 @@ def action_schema(members: list[str], ids: list[str]) -> dict[str, Any]:
     """This turn's action schema: the actor must be a team member and the target / item a known id (or empty).
 
     Providers with constrained decoding (llama.cpp grammars, OpenAI strict schemas) then cannot name anything
-    else; the verb stays free text (the canonical verbs are suggested in the prompt).
+    else; the verb is one of the canonical verbs (the description stays free text). Parsing still accepts any
+    verb, for providers that ignore the schema.
     """
     schema: dict[str, Any] = json.loads(json.dumps(ACTION_SCHEMA))
     properties = schema["properties"]
+    properties["verb"]["enum"] = CANONICAL_VERBS
     properties["actor"]["enum"] = members
     properties["target"]["enum"] = ["", *ids]
     properties["item"]["enum"] = ["", *ids]
