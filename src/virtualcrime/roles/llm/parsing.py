@@ -73,9 +73,10 @@ def extract_json(text: str) -> tuple[dict[str, Any], list[str]]:
     return data, repairs
 
 
-def _balanced_object(text: str) -> tuple[str, bool]:
-    """The prefix of ``text`` up to the brace closing its first ``{``, and whether it was closed."""
-    depth, in_string, escape = 0, False, False
+def _brackets(text: str) -> tuple[list[tuple[int, str]], bool]:
+    """The brackets of ``text`` outside JSON strings, with their positions, and whether it ends inside a string."""
+    found: list[tuple[int, str]] = []
+    in_string, escape = False, False
     for index, char in enumerate(text):
         if in_string:
             if escape:
@@ -86,32 +87,29 @@ def _balanced_object(text: str) -> tuple[str, bool]:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return text[: index + 1], True
+        elif char in "{[]}":
+            found.append((index, char))
+    return found, in_string
+
+
+def _balanced_object(text: str) -> tuple[str, bool]:
+    """The prefix of ``text`` up to the brace closing its first ``{``, and whether it was closed."""
+    depth = 0
+    for index, char in _brackets(text)[0]:
+        depth += 1 if char in "{[" else -1
+        if depth == 0:
+            return text[: index + 1], True
     return text, False
 
 
 def _close_truncated(text: str) -> str:
     """Close an object cut off mid-way: end an open string, drop a dangling key or comma, close brackets."""
+    brackets, in_string = _brackets(text)
     stack: list[str] = []
-    in_string, escape = False, False
-    for char in text:
-        if in_string:
-            if escape:
-                escape = False
-            elif char == "\\":
-                escape = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
+    for _, char in brackets:
+        if char in "{[":
             stack.append("}" if char == "{" else "]")
-        elif char in "}]" and stack:
+        elif stack:
             stack.pop()
     fixed = text + ('"' if in_string else "")
     fixed = re.sub(r',\s*"[^"]*"\s*:?\s*$', "", fixed)  # a key with no value
