@@ -21,22 +21,13 @@ import time
 
 from virtualcrime.engine import EngineConfig, Game, Roles
 from virtualcrime.roles import Action, PlanUpdate, Stage, StageContext, StageResult, Verdict
+from virtualcrime.roles.llm.parsing import DIMENSIONS
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import ScriptedAttacker
 from virtualcrime.scenarios import load_tasks
 from virtualcrime.world import Observation, WorldState
 
 TASKS = ["restaurant/robbery", "restaurant/kidnapping", "restaurant/assassination", "restaurant/arson"]
-DIMENSIONS = (
-    "existence",
-    "physical",
-    "method",
-    "logical_consistency",
-    "safety",
-    "skill",
-    "relationship",
-    "objectivity",
-)
 
 
 class WaitingAttacker:

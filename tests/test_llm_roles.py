@@ -18,21 +18,12 @@ from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
 from virtualcrime.roles import RoleError
 from virtualcrime.roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
+from virtualcrime.roles.llm.parsing import DIMENSIONS
 from virtualcrime.roles.llm.prompts import act_prompt, judge_prompt, plan_prompt, stage_prompt
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
 from virtualcrime.scenarios import get_task
 from virtualcrime.world import observe
 
-DIMENSIONS = (
-    "existence",
-    "physical",
-    "method",
-    "logical_consistency",
-    "safety",
-    "skill",
-    "relationship",
-    "objectivity",
-)
 PLAN = {"memory": "Van in the parking lot.", "plan": "Scout the back alley."}
 ACTION = {"verb": "move", "description": "Walk to the alley.", "actor": "finch", "target": "back_alley", "minutes": 4}
 VERDICT = {
