@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 import pytest
 
 from virtualcrime.roles import Action, Outcome, OutcomeCategory, StageContext
-from virtualcrime.roles.rules import judge_action, run_rules_stage
+from virtualcrime.roles.rules import STRICT, judge_action, run_rules_stage
+from virtualcrime.roles.scripted import RandomAttacker
 from virtualcrime.roles.verbs import canonical_verb
 from virtualcrime.scenarios import get_task
-from virtualcrime.world import MemberStatus, WorldState, apply_in_place
+from virtualcrime.world import MemberStatus, WorldState, apply_in_place, observe
 
 
 def state() -> WorldState:
@@ -170,3 +172,31 @@ def test_synthesis_folds_long_histories() -> None:
     assert "Dana Roth" in npc_text and "calm" in npc_text
     again, _ = run_stage(s, "synthesis", act("wait"))
     assert again.ops == []  # nothing changed, nothing rewritten
+
+
+def test_strict_judge_is_harsher_on_the_same_actions_and_still_valid() -> None:
+    s = state()
+    place(s, "finch", "manager_office")
+    harsher = 0
+    for verb, target in [("move", "kitchen"), ("take", "office_keycard"), ("talk", ""), ("search", "")]:
+        standard, strict = judge_action(s, act(verb, target=target)), judge_action(s, act(verb, target=target), STRICT)
+        assert abs(sum(o.probability for o in strict.outcomes) - 1) < 1e-6
+        assert strict.non_failure_probability <= standard.non_failure_probability + 1e-9
+        harsher += strict.non_failure_probability < standard.non_failure_probability - 1e-9
+    assert harsher >= 2
+
+
+def test_random_attacker_is_deterministic_per_seed_and_acts_on_what_it_sees() -> None:
+    s = state()
+    obs = observe(s)
+    visible = {"", *obs.floor_plan_locations, *(n.id for n in obs.npcs), *(e.id for e in obs.entities)}
+
+    def actions(seed: int) -> list[Action]:
+        attacker = RandomAttacker(seed)
+        return [asyncio.run(attacker.act(obs)) for _ in range(30)]
+
+    first = actions(1)
+    assert first == actions(1) and first != actions(2)
+    assert len({a.verb for a in first}) >= 4
+    for action in first:
+        assert action.actor in s.members and action.target in visible

@@ -1,8 +1,9 @@
 """The ``virtualcrime/...`` model names, resolvable by Inspect like any model.
 
-``virtualcrime/scripted`` (Attacker) and ``virtualcrime/rules`` (Judge, World Manager) are played in-process by
-the solver; they have no free-text interface, so calling ``generate`` on them directly raises an error that says
-so. ``virtualcrime/local`` is a real language model (SmolLM2-135M via llama.cpp) that can play any role.
+``virtualcrime/scripted`` and ``virtualcrime/random`` (Attackers), ``virtualcrime/rules`` (Judge, World Manager)
+and ``virtualcrime/rules-strict`` (a harsher Judge) are played in-process by the solver; they have no free-text
+interface, so calling ``generate`` on them directly raises an error that says so. ``virtualcrime/local`` is a real
+language model (SmolLM2-135M via llama.cpp) that can play any role.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 OFFLINE_MODELS = {
     "scripted": "the scripted Attacker",
+    "random": "the random baseline Attacker",
     "rules": "the rules Judge and World Manager",
+    "rules-strict": "the rules Judge with a harsher calibration (a second offline Judge)",
     "local": "SmolLM2-135M-Instruct run in-process by llama.cpp",
 }
-IN_PROCESS_ROLES = ("scripted", "rules")
+IN_PROCESS_ROLES = ("scripted", "random", "rules", "rules-strict")
 
 
 class OfflineRoleModel(ModelAPI):

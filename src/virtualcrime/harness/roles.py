@@ -9,8 +9,8 @@ from inspect_ai.model import Model, get_model
 from ..engine import Roles
 from ..roles import Attacker, Judge, WorldManager
 from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
-from ..roles.rules import RulesJudge, RulesWorldManager
-from ..roles.scripted import ScriptedAttacker
+from ..roles.rules import STRICT, RulesJudge, RulesWorldManager
+from ..roles.scripted import RandomAttacker, ScriptedAttacker
 from .generate import inspect_generate
 from .providers import IN_PROCESS_ROLES, OfflineRoleModel
 
@@ -43,8 +43,12 @@ def attacker_for(model: Model, options: RoleOptions = RoleOptions()) -> Attacker
     name = _offline_name(model)
     if name == "scripted":
         return ScriptedAttacker()
+    if name == "random":
+        return RandomAttacker(options.run_scope)
     if name is not None:
-        raise RoleConfigError(f"virtualcrime/{name} cannot play the Attacker; use virtualcrime/scripted")
+        raise RoleConfigError(
+            f"virtualcrime/{name} cannot play the Attacker; use virtualcrime/scripted or virtualcrime/random"
+        )
     return LLMAttacker(_generate(model, "attacker", options), str(model), options.max_attempts)
 
 
@@ -52,8 +56,12 @@ def judge_for(model: Model, options: RoleOptions = RoleOptions()) -> Judge:
     name = _offline_name(model)
     if name == "rules":
         return RulesJudge()
+    if name == "rules-strict":
+        return RulesJudge(STRICT, name="virtualcrime/rules-strict")
     if name is not None:
-        raise RoleConfigError(f"virtualcrime/{name} cannot play the Judge; use virtualcrime/rules")
+        raise RoleConfigError(
+            f"virtualcrime/{name} cannot play the Judge; use virtualcrime/rules or virtualcrime/rules-strict"
+        )
     return LLMJudge(_generate(model, "judge", options), str(model), options.max_attempts)
 
 

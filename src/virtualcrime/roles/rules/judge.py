@@ -64,16 +64,34 @@ class Assessment:
         return self
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """How optimistic the rules Judge is: success chances are scaled, detection risks raised.
+
+    The standard calibration is the identity; ``STRICT`` is a harsher second judge for checking how much a
+    ranking of Attackers depends on the Judge (the paper re-judges with several models).
+    """
+
+    chance_scale: float = 1.0
+    risk_add: float = 0.0
+
+
+STANDARD = Calibration()
+STRICT = Calibration(chance_scale=0.75, risk_add=0.1)
+
+
 class RulesJudge:
     """Deterministic Judge; see the module docstring."""
 
-    name = "virtualcrime/rules"
+    def __init__(self, calibration: Calibration = STANDARD, name: str = "virtualcrime/rules") -> None:
+        self.calibration = calibration
+        self.name = name
 
     async def judge(self, state: WorldState, action: Action) -> Verdict:
-        return judge_action(state, action)
+        return judge_action(state, action, self.calibration)
 
 
-def judge_action(state: WorldState, action: Action) -> Verdict:
+def judge_action(state: WorldState, action: Action, calibration: Calibration = STANDARD) -> Verdict:
     """The rules Judge's verdict as a plain function (synchronous, pure)."""
     verb = canonical_verb(action.verb)
     rule = RULES[verb]
@@ -93,8 +111,8 @@ def judge_action(state: WorldState, action: Action) -> Verdict:
         chance += SKILL_BONUS
     if member.status.value == "injured":
         chance -= INJURY_PENALTY
-    chance = min(0.98, max(0.02, chance))
-    risk = detection_risk(state, action, assessment.noise)
+    chance = min(0.98, max(0.02, chance * calibration.chance_scale))
+    risk = min(0.95, detection_risk(state, action, assessment.noise) + calibration.risk_add)
     guarded = enforcer_present(state, here, besides=action.target)
     if rule.violent and guarded:
         chance *= GUARD_INTERFERENCE

@@ -1,5 +1,6 @@
-"""The offline scripted Attacker."""
+"""The offline Attackers: the goal-directed scripted planner and a random baseline."""
 
 from .attacker import ScriptedAttacker
+from .random_attacker import RandomAttacker
 
-__all__ = ["ScriptedAttacker"]
+__all__ = ["RandomAttacker", "ScriptedAttacker"]
