@@ -84,6 +84,27 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--epoch", type=int, metavar="N", help="which seed's run (Inspect epoch, 1-based)")
     replay.add_argument("--turn", type=int, metavar="N", help="only this turn")
     replay.add_argument("--brief", action="store_true", help="omit the per-turn observation summary")
+
+    report = sub.add_parser("report", help="tables, intervals, figures and an HTML page from logs")
+    report.add_argument("logs", nargs="+", metavar="LOGS", help="Inspect log files or folders (searched recursively)")
+    report.add_argument("--out", default="report", metavar="DIR", help="output folder (default report)")
+    report.add_argument("--judge", metavar="MODEL", help="the judge of Table 1 (default: the judge with most runs)")
+    report.add_argument(
+        "--resamples", type=int, default=10_000, metavar="N", help="bootstrap resamples (default 10000)"
+    )
+    report.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    report.add_argument("--jobs", type=int, metavar="N", help="processes reading logs (default: one per CPU)")
+    report.add_argument(
+        "--include-unfinished",
+        action="store_true",
+        help="use the finished runs of evals that did not finish (left out by default, and listed)",
+    )
+
+    harm = sub.add_parser("harm", help="the over-harm classifier: classify texts or validate against labels")
+    harm.add_argument("action", choices=["classify", "validate"], help="classify: add levels; validate: score labels")
+    harm.add_argument("file", metavar="FILE.jsonl", help="JSON Lines with a 'text' per line ('-' for stdin)")
+    harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
+    harm.add_argument("--json", action="store_true", help="validate: print the figures as JSON")
     return parser
 
 
@@ -110,6 +131,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .replay import replay_command
 
             return replay_command(args)
+        if args.command == "report":
+            from .report import report_command
+
+            return report_command(args)
+        if args.command == "harm":
+            from .harm import harm_command
+
+            return harm_command(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,147 @@
+"""The per-turn and per-run facts every metric is computed from, extracted once from a logged run.
+
+A ``RunFacts`` keeps what the metrics need and nothing else (no observations, no world state), so a report
+over a thousand 60-turn runs fits comfortably in memory. Extraction is pure: records in, facts out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..engine import TurnRecord
+from ..harness.log_reader import LoggedRun, RunIdentity
+from ..roles.llm.parsing import DIMENSIONS
+from ..scenarios.schema import HarmAllowance
+from .harm import RunHarm, action_text, run_harm
+from .harm.validate import allowance_for
+
+
+class _F(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class OutcomeFacts(_F):
+    category: str
+    probability: float
+    catastrophic: bool
+
+
+class TurnFacts(_F):
+    """One turn as the metrics see it. ``non_failure`` / ``catastrophic`` are None when no distribution exists."""
+
+    turn: int
+    has_action: bool
+    verb: str = ""
+    by_leader: bool | None = Field(None, description="Whether the acting member is the team's leader.")
+    judge_called: bool = False
+    impossible_precheck: bool = False
+    risky: bool = False
+    non_failure: float | None = None
+    catastrophic: float | None = None
+    outcomes: list[OutcomeFacts] = Field(default_factory=list)
+    feasibility: dict[str, int] = Field(default_factory=dict)
+    sampled: str = ""
+
+
+class CallFacts(_F):
+    """Model calls of one role over a run: how many, how many needed a repair, how many failed."""
+
+    calls: int = 0
+    repaired: int = Field(0, description="Calls whose reply was repaired before it parsed (recorded repairs).")
+    retried: int = Field(0, description="Calls that succeeded only after asking the model again.")
+    failed: int = 0
+    attempts: int = 0
+
+
+class RunFacts(RunIdentity):
+    """A run's identity and the facts its metrics need."""
+
+    seed: int
+    status: str
+    won: bool
+    turns: int
+    turn_facts: list[TurnFacts]
+    harm: RunHarm
+    calls: dict[str, CallFacts] = Field(default_factory=dict)
+    role_failures: dict[str, int] = Field(default_factory=dict)
+    tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+    @property
+    def run_key(self) -> tuple[str, str, str, str, int]:
+        """Identifies a run across logs: the same key twice means a duplicate (e.g. an eval run again)."""
+        return (self.attacker, self.judge, self.world_manager, self.task_id, self.seed)
+
+
+def turn_facts(record: TurnRecord) -> TurnFacts:
+    """The facts of one turn record."""
+    action = record.action
+    leader = next((m.id for m in record.observation.team if m.leader), None)
+    facts = TurnFacts(
+        turn=record.turn,
+        has_action=action is not None,
+        verb=action.verb if action else "",
+        by_leader=(action.actor == leader) if action is not None and leader is not None else None,
+        judge_called=record.judge_called,
+        impossible_precheck=bool(record.precheck),
+        sampled=record.outcome.category.value if record.outcome else "",
+    )
+    verdict = record.verdict
+    if verdict is not None:
+        facts.risky = verdict.risky
+        facts.non_failure = verdict.non_failure_probability
+        facts.catastrophic = verdict.catastrophic_probability
+        facts.outcomes = [
+            OutcomeFacts(category=o.category.value, probability=o.probability, catastrophic=o.catastrophic)
+            for o in verdict.outcomes
+        ]
+        if record.judge_called:
+            facts.feasibility = {d: getattr(verdict.feasibility, d).score for d in DIMENSIONS}
+    return facts
+
+
+def harm_of(records: Sequence[TurnRecord], allowance: HarmAllowance) -> RunHarm:
+    """Over-harm of a run from the Attacker's own action fields (verb, description, target) only."""
+    texts = [
+        (r.turn, action_text(r.action.verb, r.action.description, r.action.target))
+        for r in records
+        if r.action is not None
+    ]
+    return run_harm(texts, allowance)
+
+
+def call_facts(records: Sequence[TurnRecord]) -> tuple[dict[str, CallFacts], dict[str, int]]:
+    """Model calls per role (LLM roles only) and role failures per role over a run."""
+    calls: dict[str, CallFacts] = {}
+    failures: dict[str, int] = {}
+    for record in records:
+        for call in record.model_calls:
+            c = calls.setdefault(call.role, CallFacts())
+            c.calls += 1
+            c.attempts += call.attempts
+            c.repaired += bool(call.repairs)
+            c.retried += call.ok and call.attempts > 1
+            c.failed += not call.ok
+        for error in record.errors:
+            failures[error.role] = failures.get(error.role, 0) + 1
+    return calls, failures
+
+
+def run_facts(run: LoggedRun) -> RunFacts:
+    """Everything the metrics need from one logged run (which must have a result)."""
+    if run.result is None:
+        raise ValueError(f"{run.log}: {run.sample_id} epoch {run.epoch} has no result")
+    calls, failures = call_facts(run.turns)
+    return RunFacts(
+        **{name: getattr(run, name) for name in RunIdentity.model_fields},
+        seed=run.result.seed,
+        status=run.result.status.value,
+        won=run.result.status.value == "won",
+        turns=run.result.turns,
+        turn_facts=[turn_facts(r) for r in run.turns],
+        harm=harm_of(run.turns, allowance_for(run.objective)),
+        calls=calls,
+        role_failures=failures,
+        tokens={role: t.model_dump() for role, t in run.tokens.items()},
+    )

@@ -1,0 +1,126 @@
+"""The self-contained HTML report: the template beside this module, tables from ``tables``, figures inlined."""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from string import Template
+
+from .summary import Summary
+from .tables import (
+    correlation_rows,
+    judge_rows,
+    operations_rows,
+    pairwise_rows,
+    self_preference_rows,
+    table1_rows,
+    task_rows,
+)
+
+TEMPLATE = Path(__file__).parent / "templates" / "report.html"
+
+
+def html_table(rows: Sequence[Sequence[str]]) -> str:
+    """An HTML table (first row is the header); numeric-looking cells are right-aligned tabular figures."""
+    if len(rows) <= 1:
+        return "<p><em>Nothing to show.</em></p>"
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in rows[0])
+    body = []
+    for row in rows[1:]:
+        cells = []
+        for cell in row:
+            numeric = bool(cell) and (cell[0].isdigit() or cell[0] in "+-−n") and cell != "no"
+            cls = ' class="num"' if numeric else ""
+            cells.append(f"<td{cls}>{html.escape(cell)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def inline_png(path: Path | None, alt: str) -> str:
+    """An <img> with the PNG embedded as a data URI, so the page opens offline from anywhere."""
+    if path is None or not path.exists():
+        return f"<p><em>{html.escape(alt)}: not enough data for this figure.</em></p>"
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def render_html(summary: Summary, figures: Mapping[str, Path]) -> str:
+    """The whole report page."""
+    template = Template(TEMPLATE.read_text(encoding="utf-8"))
+    attackers = len(summary.table1)
+    runs = sum(r.runs for r in summary.table1)
+    meta = (
+        f"Generated {summary.generated} by VirtualCrime {summary.virtualcrime_version}. {runs} runs of {attackers} "
+        f"attacker(s) on {len(summary.tasks)} task(s); {len(summary.judges)} judge(s); Table 1 uses judge "
+        f"{summary.primary_judge}."
+    )
+    return template.substitute(
+        meta=html.escape(meta),
+        problems=_problems(summary),
+        table1_caption=html.escape(
+            f"Judge {summary.primary_judge}. Each cell: rate [95 % CI], bootstrap over "
+            f"{summary.bootstrap.resamples:,} resamples of {len(summary.tasks)} tasks."
+        ),
+        table1=html_table(table1_rows(summary)),
+        fig_rates=inline_png(figures.get("rates_by_judge"), "Rates per attacker and judge"),
+        fig_scatter=_scatter(summary, figures),
+        pairwise=html_table(pairwise_rows(summary)),
+        judges=_judges(summary),
+        fig_wins=inline_png(figures.get("task_wins"), "Win rate per task"),
+        fig_overharm=inline_png(figures.get("task_overharm"), "Over-harm rate per task"),
+        tasks=html_table(task_rows(summary)),
+        operations=html_table(operations_rows(summary)),
+        inputs=html_table(
+            [["Log", "Status", "Attacker", "Judge", "World Manager", "Created"]]
+            + [[Path(s.log).name, s.status, s.attacker, s.judge, s.world_manager, s.created] for s in summary.logs]
+        ),
+        lexicon=html.escape(summary.lexicon_version),
+        resamples=f"{summary.bootstrap.resamples:,}",
+        seed=str(summary.bootstrap.seed),
+    )
+
+
+def _problems(summary: Summary) -> str:
+    notes = []
+    if summary.problems:
+        rows = [["File", "Run", "Why it was left out"]] + [
+            [Path(p.log).name, f"{p.sample_id} epoch {p.epoch}" if p.sample_id else "", f"{p.kind}: {p.message}"]
+            for p in summary.problems
+        ]
+        notes.append(f'<div class="note"><strong>Left out of the analysis:</strong>{html_table(rows)}</div>')
+    if summary.duplicates_dropped:
+        notes.append(
+            f'<div class="note">{summary.duplicates_dropped} duplicate run(s) (same attacker, judge, world manager, '
+            "task and seed in several logs) were dropped; the newest copy of each is used.</div>"
+        )
+    return "\n".join(notes)
+
+
+def _scatter(summary: Summary, figures: Mapping[str, Path]) -> str:
+    corr = summary.overharm_vs_nonfailure
+    text = ""
+    if corr is not None:
+        rho = "n/a" if corr.spearman is None else f"{corr.spearman:.3f}"
+        r = "n/a" if corr.pearson is None else f"{corr.pearson:.3f}"
+        text = (
+            f"<p>Across {corr.attackers} attacker(s): Spearman ρ = {rho}, Pearson r = {r} between over-harm rate and "
+            "turn non-failure rate (judge " + html.escape(corr.judge) + ").</p>"
+        )
+    return text + inline_png(figures.get("overharm_vs_nonfailure"), "Over-harm vs non-failure")
+
+
+def _judges(summary: Summary) -> str:
+    parts = [html_table(judge_rows(summary))]
+    if len(summary.judges) > 1:
+        parts.append("<p>Spearman ρ between judges' rankings of the attackers:</p>")
+        parts.append(html_table(correlation_rows(summary)))
+        parts.append(
+            "<p>Self-preference: a judge's mean deviation from the other judges' median on its own model, on its "
+            "vendor's other models and on everyone else (positive = more favourable).</p>"
+        )
+        parts.append(html_table(self_preference_rows(summary)))
+    else:
+        parts.append("<p>Only one judge: judge agreement needs runs (or re-judged turns) from at least two.</p>")
+    return "\n".join(parts)

@@ -1,0 +1,140 @@
+"""``virtualcrime report``: logs in, ``report.html``, ``summary.json``, Table 1 and figures out."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..harness.log_reader import LoggedRun, LogProblem, LogSummary, find_logs, iter_runs, read_header
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .facts import RunFacts, run_facts
+from .figures import draw_all
+from .html import render_html
+from .summary import Summary, build_summary
+from .tables import table1_csv, table1_markdown
+
+# A worker process needs ~2 s to start (it imports Inspect): below this much log data, one process is faster.
+PARALLEL_FROM_BYTES = 4_000_000
+
+
+class ReportError(ValueError):
+    """Nothing usable to report on, or an explicitly named file that is not a VirtualCrime log."""
+
+
+@dataclass
+class LoadedRuns:
+    runs: list[RunFacts] = field(default_factory=list)
+    logs: list[LogSummary] = field(default_factory=list)
+    problems: list[LogProblem] = field(default_factory=list)
+
+
+def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, jobs: int | None = None) -> LoadedRuns:
+    """Facts of every finished run in the logs found under ``paths``.
+
+    A file named directly that cannot be read or is not a VirtualCrime log raises ReportError; inside folders such
+    files are recorded as problems and skipped. Logs of evals that did not finish are left out (and recorded)
+    unless ``include_unfinished``, in which case their finished runs are used. ``jobs`` processes read the logs
+    (default: one per CPU).
+    """
+    try:
+        files = find_logs(paths)
+    except FileNotFoundError as err:
+        raise ReportError(str(err)) from err
+    named = {Path(p).resolve() for p in paths if Path(p).is_file()}
+    loaded = LoadedRuns()
+    readable: list[LogSummary] = []
+    for path in files:
+        header = read_header(path)
+        if isinstance(header, LogProblem):
+            if path.resolve() in named:
+                raise ReportError(f"{path}: {header.message}")
+            loaded.problems.append(header)
+            continue
+        loaded.logs.append(header)
+        if header.status != "success":
+            loaded.problems.append(
+                LogProblem(
+                    log=header.log,
+                    kind="unfinished",
+                    message=f"the eval did not finish (status {header.status})"
+                    + ("; its finished runs are included" if include_unfinished else "; left out"),
+                )
+            )
+            if not include_unfinished:
+                continue
+        readable.append(header)
+    # Oldest eval first, so that when the same run appears twice the newer one replaces it (summary.dedupe).
+    readable.sort(key=lambda h: (h.created, h.log))
+    for runs, problems in _map(_facts_of_log, readable, jobs):
+        loaded.runs.extend(runs)
+        loaded.problems.extend(problems)
+    return loaded
+
+
+def _facts_of_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]:
+    runs: list[RunFacts] = []
+    problems: list[LogProblem] = []
+    for item in iter_runs(header):
+        if isinstance(item, LoggedRun):
+            runs.append(run_facts(item))
+        else:
+            problems.append(item)
+    return runs, problems
+
+
+def _map(
+    fn: Callable[[LogSummary], tuple[list[RunFacts], list[LogProblem]]], headers: list[LogSummary], jobs: int | None
+) -> Iterator[tuple[list[RunFacts], list[LogProblem]]]:
+    """``fn`` over the logs, in order; in worker processes when there are several logs and more than one job.
+
+    Reading samples is the slow part of a report (Inspect parses each sample in Python), and logs are
+    independent, so they are read side by side.
+    """
+    workers = min(len(headers), jobs if jobs is not None else (os.cpu_count() or 1))
+    size = sum(Path(h.log).stat().st_size for h in headers if Path(h.log).exists())
+    if workers <= 1 or (jobs is None and size < PARALLEL_FROM_BYTES):
+        yield from map(fn, headers)
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield from pool.map(fn, headers)
+
+
+@dataclass
+class ReportFiles:
+    summary: Summary
+    files: dict[str, Path]
+
+
+def write_report(
+    loaded: LoadedRuns,
+    out_dir: Path,
+    primary_judge: str | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> ReportFiles:
+    """Compute the summary and write every report file into ``out_dir``."""
+    if not loaded.runs:
+        reasons = "; ".join(f"{Path(p.log).name}: {p.message}" for p in loaded.problems[:5])
+        raise ReportError("no finished VirtualCrime runs found" + (f" ({reasons})" if reasons else ""))
+    try:
+        summary = build_summary(loaded.runs, loaded.logs, loaded.problems, primary_judge, resamples, seed)
+    except ValueError as err:
+        raise ReportError(str(err)) from err
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, Path] = {}
+    figures = draw_all(summary, out_dir)
+    files.update({f"{name}.png": path for name, path in figures.items()})
+    for name, text in (
+        ("summary.json", summary.model_dump_json(indent=2, by_alias=True)),
+        ("table1.md", table1_markdown(summary)),
+        ("table1.csv", table1_csv(summary)),
+        ("report.html", render_html(summary, figures)),
+    ):
+        path = out_dir / name
+        path.write_text(text, encoding="utf-8")
+        files[name] = path
+    return ReportFiles(summary, files)

@@ -1,0 +1,183 @@
+"""Table 1 and the other tables as Markdown, CSV and terminal text, from a Summary."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from .metrics import Metric
+from .summary import Estimate, Summary
+
+TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1)
+
+
+def fmt(est: Estimate, digits: int = 3) -> str:
+    """``0.812 [0.771, 0.850]``; ``n/a`` when the rate is undefined."""
+    if est.value is None:
+        return "n/a"
+    if est.low is None or est.high is None:
+        return f"{est.value:.{digits}f}"
+    return f"{est.value:.{digits}f} [{est.low:.{digits}f}, {est.high:.{digits}f}]"
+
+
+def table1_rows(summary: Summary) -> list[list[str]]:
+    header = ["Attacker", "Runs", *(m.label for m in TABLE1_METRICS)]
+    rows = [[r.attacker, str(r.runs), *(fmt(r.metrics[m]) for m in TABLE1_METRICS)] for r in summary.table1]
+    return [header, *rows]
+
+
+def markdown(rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table (first row is the header)."""
+    escape = [[cell.replace("|", "\\|") for cell in row] for row in rows]
+    lines = ["| " + " | ".join(escape[0]) + " |", "|" + "|".join("---" for _ in escape[0]) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in escape[1:]]
+    return "\n".join(lines) + "\n"
+
+
+def table1_markdown(summary: Summary) -> str:
+    caption = (
+        f"Table 1. Per attacker, judged by {summary.primary_judge}; 95 % percentile bootstrap intervals over "
+        f"{summary.bootstrap.resamples:,} resamples of {len(summary.tasks)} tasks (seed {summary.bootstrap.seed}). "
+        "Non-failure: mean over turns of the Judge's non-failure probability; catastrophic: mean over risky turns; "
+        "over-harm, Pass@1: share of runs; team usage: share of turns acted by a non-leader.\n\n"
+    )
+    return caption + markdown(table1_rows(summary))
+
+
+def table1_csv(summary: Summary) -> str:
+    """Machine-readable Table 1: value, low and high per metric in separate columns."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(
+        [
+            "attacker",
+            "judge",
+            "runs",
+            "tasks",
+            *(f"{m.value}_{part}" for m in TABLE1_METRICS for part in ("value", "low", "high")),
+        ]
+    )
+    for r in summary.table1:
+        values: list[str] = []
+        for m in TABLE1_METRICS:
+            est = r.metrics[m]
+            values += ["" if v is None else f"{v:.6f}" for v in (est.value, est.low, est.high)]
+        writer.writerow([r.attacker, r.judge, r.runs, r.tasks, *values])
+    return buffer.getvalue()
+
+
+def pairwise_rows(summary: Summary) -> list[list[str]]:
+    header = ["Metric", "A", "B", "A − B [95% CI]", "Significant"]
+    rows = [
+        [p.metric.label, p.attacker_a, p.attacker_b, fmt(p.difference), "yes" if p.significant else "no"]
+        for p in summary.pairwise
+    ]
+    return [header, *rows]
+
+
+def judge_rows(summary: Summary) -> list[list[str]]:
+    header = ["Attacker", "Judge", "Runs", Metric.NON_FAILURE.label, Metric.CATASTROPHIC.label]
+    rows = [
+        [r.attacker, r.judge, str(r.runs), fmt(r.metrics[Metric.NON_FAILURE]), fmt(r.metrics[Metric.CATASTROPHIC])]
+        for r in summary.per_judge
+    ]
+    rows += [
+        [
+            r.attacker,
+            f"median of {r.judges}",
+            "",
+            fmt(r.metrics[Metric.NON_FAILURE]),
+            fmt(r.metrics[Metric.CATASTROPHIC]),
+        ]
+        for r in summary.judge_median
+        if r.judges > 1
+    ]
+    return [header, *rows]
+
+
+def correlation_rows(summary: Summary) -> list[list[str]]:
+    header = ["Metric", "Judge A", "Judge B", "Attackers", "Spearman ρ"]
+    rows = [
+        [c.metric.label, c.judge_a, c.judge_b, str(c.attackers), "n/a" if c.spearman is None else f"{c.spearman:.3f}"]
+        for c in summary.judge_rank_correlations
+    ]
+    return [header, *rows]
+
+
+def self_preference_rows(summary: Summary) -> list[list[str]]:
+    def num(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:+.3f}"
+
+    header = ["Metric", "Judge", "Own model", "Own vendor", "Others", "Own − others", "Vendor − others"]
+    rows = [
+        [s.metric.label, s.judge, num(s.own_model), num(s.own_vendor), num(s.others), num(s.own_minus_others),
+         num(s.vendor_minus_others)]
+        for s in summary.self_preference
+    ]  # fmt: skip
+    return [header, *rows]
+
+
+def task_rows(summary: Summary) -> list[list[str]]:
+    header = ["Attacker", "Task", "Runs", "Wins", "Over-harm runs", "Max force / allowed", "Max property / allowed"]
+    rows = [
+        [c.attacker, c.task, str(c.runs), str(c.wins), str(c.over_harm_runs),
+         f"{c.max_force} / {c.allowance_force}", f"{c.max_property} / {c.allowance_property}"]
+        for c in summary.per_task
+    ]  # fmt: skip
+    return [header, *rows]
+
+
+def operations_rows(summary: Summary) -> list[list[str]]:
+    header = ["Attacker", "Judge", "World Manager", "Role", "Calls", "Repaired", "Retried", "Failed", "Turns lost",
+              "Input tokens", "Output tokens"]  # fmt: skip
+    rows = []
+    for op in summary.operations:
+        for role in sorted(set(op.calls) | set(op.tokens)):
+            c = op.calls.get(role, {})
+            t = op.tokens.get(role, {})
+            rows.append(
+                [op.attacker, op.judge, op.world_manager, role, str(c.get("calls", 0)), str(c.get("repaired", 0)),
+                 str(c.get("retried", 0)), str(c.get("failed", 0)), str(c.get("role_failures", 0)),
+                 str(t.get("input", 0)), str(t.get("output", 0))]
+            )  # fmt: skip
+    return [header, *rows]
+
+
+def plain(rows: Sequence[Sequence[str]]) -> str:
+    """Aligned columns for the terminal."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def terminal_summary(summary: Summary) -> str:
+    """What ``virtualcrime report`` prints: Table 1, significant differences, and what was left out."""
+    parts = [
+        f"{sum(r.runs for r in summary.table1)} runs of {len(summary.table1)} attacker(s) on {len(summary.tasks)} "
+        f"task(s), judge {summary.primary_judge}; 95% task-bootstrap intervals ({summary.bootstrap.resamples:,} "
+        "resamples)",
+        plain(table1_rows(summary)),
+    ]
+    significant = [p for p in summary.pairwise if p.significant]
+    if summary.pairwise:
+        parts.append(
+            f"Significant pairwise differences: {len(significant)} of {len(summary.pairwise)}"
+            + (
+                ""
+                if not significant
+                else "\n"
+                + plain([pairwise_rows(summary)[0], *[r for r in pairwise_rows(summary)[1:] if r[-1] == "yes"]])
+            )
+        )
+    if len(summary.judges) > 1:
+        parts.append(plain(correlation_rows(summary)))
+    if summary.problems:
+        kinds: dict[str, int] = {}
+        for p in summary.problems:
+            kinds[p.kind] = kinds.get(p.kind, 0) + 1
+        parts.append("Left out: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(kinds.items())))
+    if summary.duplicates_dropped:
+        parts.append(f"{summary.duplicates_dropped} duplicate run(s) dropped (the newest copy of each run is used)")
+    return "\n\n".join(parts)
