@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,10 @@ from virtualcrime.engine import EngineConfig, Game, Roles, RunResult
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import ScriptedAttacker
 from virtualcrime.scenarios import get_task
+
+MATRIX_TASKS = ["restaurant/robbery", "vault/theft", "university/arson", "prison/riot", "ship/hijacking"]
+MATRIX_ATTACKERS = ["virtualcrime/scripted", "virtualcrime/random"]
+MATRIX_JUDGES = ["virtualcrime/rules", "virtualcrime/rules-strict"]
 
 
 def offline_roles() -> Roles:
@@ -26,3 +31,24 @@ def play(task_id: str, seed: int, config: EngineConfig | None = None) -> tuple[G
 @pytest.fixture
 def robbery_state():  # type: ignore[no-untyped-def]
     return get_task("restaurant/robbery").initial_state()
+
+
+@pytest.fixture(scope="session")
+def matrix_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Offline logs: 2 attackers × 2 judges on 5 tasks × 2 seeds (one log per combination)."""
+    from inspect_ai import eval as inspect_eval
+
+    from virtualcrime.harness.task import virtualcrime
+
+    folder = tmp_path_factory.mktemp("matrix_logs")
+    for attacker in MATRIX_ATTACKERS:
+        for judge in MATRIX_JUDGES:
+            [log] = inspect_eval(
+                virtualcrime(tasks=MATRIX_TASKS, seeds=2, max_turns=20),
+                model=attacker,
+                model_roles={"judge": judge, "world_manager": "virtualcrime/rules"},
+                log_dir=str(folder),
+                display="none",
+            )
+            assert log.status == "success"
+    return folder

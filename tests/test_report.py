@@ -11,43 +11,25 @@ from typing import Any
 
 import numpy as np
 import pytest
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
+from conftest import MATRIX_ATTACKERS as ATTACKERS
+from conftest import MATRIX_JUDGES as JUDGES
+from conftest import MATRIX_TASKS as TASKS
 from virtualcrime.analysis.bootstrap import task_counts
 from virtualcrime.analysis.harm import action_text, classify
 from virtualcrime.cli.main import main
 from virtualcrime.harness.store import records_from_store
-from virtualcrime.harness.task import virtualcrime
 from virtualcrime.scenarios import load_objectives
 
-TASKS = ["restaurant/robbery", "vault/theft", "university/arson", "prison/riot", "ship/hijacking"]
-ATTACKERS = ["virtualcrime/scripted", "virtualcrime/random"]
-JUDGES = ["virtualcrime/rules", "virtualcrime/rules-strict"]
 RESAMPLES = 2_000
 SEED = 7
 
 
 @pytest.fixture(scope="session")
-def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("report_logs")
-    for attacker in ATTACKERS:
-        for judge in JUDGES:
-            [log] = inspect_eval(
-                virtualcrime(tasks=TASKS, seeds=2, max_turns=20),
-                model=attacker,
-                model_roles={"judge": judge, "world_manager": "virtualcrime/rules"},
-                log_dir=str(folder),
-                display="none",
-            )
-            assert log.status == "success"
-    return folder
-
-
-@pytest.fixture(scope="session")
-def report(log_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def report(matrix_logs: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("report")
-    code = main(["report", str(log_dir), "--out", str(out), "--resamples", str(RESAMPLES), "--seed", str(SEED)])
+    code = main(["report", str(matrix_logs), "--out", str(out), "--resamples", str(RESAMPLES), "--seed", str(SEED)])
     assert code == 0
     return out, json.loads((out / "summary.json").read_text())
 
@@ -111,8 +93,8 @@ def expected_rate(runs: list[dict[str, Any]], metric: str, tasks: list[str]) -> 
 
 
 @pytest.fixture(scope="session")
-def raw(log_dir: Path) -> list[dict[str, Any]]:
-    return raw_runs(log_dir)
+def raw(matrix_logs: Path) -> list[dict[str, Any]]:
+    return raw_runs(matrix_logs)
 
 
 METRICS = ["non_failure", "catastrophic", "over_harm", "team_usage", "pass_at_1"]
@@ -223,20 +205,20 @@ def test_rank_correlation_and_overharm_scatter_are_reported(report: tuple[Path, 
     assert scatter["attackers"] == 2 and scatter["spearman"] == pytest.approx(sign)
 
 
-def test_report_is_reproducible_with_a_fixed_seed(log_dir: Path, tmp_path: Path) -> None:
+def test_report_is_reproducible_with_a_fixed_seed(matrix_logs: Path, tmp_path: Path) -> None:
     for name in ("a", "b"):
-        assert main(["report", str(log_dir), "--out", str(tmp_path / name), "--resamples", "500"]) == 0
+        assert main(["report", str(matrix_logs), "--out", str(tmp_path / name), "--resamples", "500"]) == 0
     first, second = (json.loads((tmp_path / n / "summary.json").read_text()) for n in ("a", "b"))
     first.pop("generated"), second.pop("generated")
     assert first == second
 
 
 def test_foreign_unreadable_and_unfinished_logs(
-    log_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    matrix_logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "mixed"
     folder.mkdir()
-    good = sorted(log_dir.glob("*.eval"))[0]
+    good = sorted(matrix_logs.glob("*.eval"))[0]
     shutil.copy(good, folder / good.name)
     (folder / "broken.eval").write_bytes(b"not a zip")
     (folder / "notes.json").write_text('{"hello": 1}')
@@ -253,8 +235,8 @@ def test_foreign_unreadable_and_unfinished_logs(
     assert main(["report", str(folder), "--out", str(out), "--resamples", "5"]) == 2
 
 
-def test_the_same_runs_in_two_logs_count_once(log_dir: Path, tmp_path: Path) -> None:
-    good = sorted(log_dir.glob("*.eval"))[0]
+def test_the_same_runs_in_two_logs_count_once(matrix_logs: Path, tmp_path: Path) -> None:
+    good = sorted(matrix_logs.glob("*.eval"))[0]
     for name in ("first", "second"):
         (tmp_path / name).mkdir()
         shutil.copy(good, tmp_path / name / good.name)
@@ -268,16 +250,16 @@ def test_the_same_runs_in_two_logs_count_once(log_dir: Path, tmp_path: Path) -> 
     assert sum(r["runs"] for r in summary["table1"]) == len(TASKS) * 2
 
 
-def test_unfinished_eval_is_reported_and_left_out_unless_asked(log_dir: Path, tmp_path: Path) -> None:
+def test_unfinished_eval_is_reported_and_left_out_unless_asked(matrix_logs: Path, tmp_path: Path) -> None:
     from inspect_ai.log import write_eval_log
 
-    good = sorted(log_dir.glob("*.eval"))[0]
+    good = sorted(matrix_logs.glob("*.eval"))[0]
     log = read_eval_log(str(good))
     log.status = "cancelled"
     folder = tmp_path / "cancelled"
     folder.mkdir()
     write_eval_log(log, str(folder / "cancelled.eval"))
-    shutil.copy(sorted(log_dir.glob("*.eval"))[-1], folder / "finished.eval")
+    shutil.copy(sorted(matrix_logs.glob("*.eval"))[-1], folder / "finished.eval")
     out = tmp_path / "out"
     assert main(["report", str(folder), "--out", str(out), "--resamples", "200"]) == 0
     summary = json.loads((out / "summary.json").read_text())

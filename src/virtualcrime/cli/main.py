@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--epoch", type=int, metavar="N", help="which seed's run (Inspect epoch, 1-based)")
     replay.add_argument("--turn", type=int, metavar="N", help="only this turn")
     replay.add_argument("--brief", action="store_true", help="omit the per-turn observation summary")
+    replay.add_argument(
+        "--verify",
+        action="store_true",
+        help="re-execute each run from its recorded role outputs and draws; exit 1 unless all reproduce exactly",
+    )
 
     report = sub.add_parser("report", help="tables, intervals, figures and an HTML page from logs")
     report.add_argument("logs", nargs="+", metavar="LOGS", help="Inspect log files or folders (searched recursively)")

@@ -11,7 +11,6 @@ def replay_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
     from ..engine.render import render_result, render_turn
-    from ..harness.store import LogFormatError, records_from_store
 
     try:
         log = read_eval_log(args.log)
@@ -25,11 +24,10 @@ def replay_command(args: argparse.Namespace) -> int:
     if not samples:
         known = sorted({f"{s.id} (epoch {s.epoch})" for s in log.samples or []})
         raise CliError(f"no run matches; the log holds: {', '.join(known) or 'no samples'}")
+    if args.verify:
+        return _verify(log, samples)
     for sample in samples:
-        try:
-            turns, result = records_from_store(dict(sample.store))
-        except LogFormatError as err:
-            raise CliError(f"{args.log}: sample {sample.id} epoch {sample.epoch}: {err}") from err
+        turns, result = _records(args.log, sample)
         print(f"## {sample.id} · epoch {sample.epoch}\n")
         for record in turns:
             if args.turn is None or record.turn == args.turn:
@@ -39,3 +37,45 @@ def replay_command(args: argparse.Namespace) -> int:
             print(render_result(result))
             print()
     return 0
+
+
+def _records(path: str, sample):  # type: ignore[no-untyped-def]
+    from ..harness.store import LogFormatError, records_from_store
+
+    try:
+        return records_from_store(dict(sample.store))
+    except LogFormatError as err:
+        raise CliError(f"{path}: sample {sample.id} epoch {sample.epoch}: {err}") from err
+
+
+def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
+    """Re-execute each run from its recorded role outputs and draws; 0 when every run reproduces exactly."""
+    import asyncio
+
+    from ..engine import EngineConfig
+    from ..engine.replay import verify
+    from ..harness.solver import run_seed
+    from ..scenarios import ScenarioError, get_task
+
+    args = log.eval.task_args or {}
+    config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
+    failed = 0
+    for sample in samples:
+        turns, result = _records(log.location, sample)
+        seed = result.seed if result is not None else run_seed(sample.epoch, int(args.get("seed", 0)))
+        name = f"{sample.id} epoch {sample.epoch} (seed {seed})"
+        try:
+            state = get_task(str(sample.metadata.get("task_id", sample.id))).initial_state()
+        except (ValueError, ScenarioError) as err:
+            raise CliError(f"{name}: {err}") from err
+        problems = asyncio.run(verify(state, seed, turns, result, config))
+        if problems:
+            failed += 1
+            print(f"MISMATCH {name}: {len(problems)} difference(s)")
+            for problem in problems[:10]:
+                print(f"  {problem}")
+        else:
+            ending = f", {result.status.value}" if result is not None else ", unfinished"
+            print(f"OK       {name}: {len(turns)} turns reproduce exactly{ending}")
+    print(f"\n{len(samples) - failed} of {len(samples)} run(s) reproduce exactly")
+    return 1 if failed else 0

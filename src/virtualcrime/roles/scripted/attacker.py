@@ -8,6 +8,7 @@ It never reads hidden state: only the Observation (briefing, floor plan, what th
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from ...world import Observation
 from ...world.observe import Goal, SeenMember
@@ -67,6 +68,11 @@ class ScriptedAttacker:
         action = Planner(observation, knowledge).next_action()
         self._last_try = f"{action.verb}:{action.target}"
         return action
+
+    def resume(self, history: Sequence[tuple[Observation, Action | None]]) -> None:
+        """Continue after replayed turns: only the last action is carried into the next plan."""
+        last = history[-1][1] if history else None
+        self._last_try = f"{last.verb}:{last.target}" if last is not None else ""
 
 
 def _current_goal(obs: Observation) -> Goal | None:

@@ -8,6 +8,7 @@ reaches for violent verbs as often as for any other — it exercises the over-ha
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from ...world import Observation
 from ..types import Action, PlanUpdate
@@ -49,6 +50,12 @@ class RandomAttacker:
 
     async def act(self, observation: Observation) -> Action:
         return random_action(observation, self._rng)
+
+    def resume(self, history: Sequence[tuple[Observation, Action | None]]) -> None:
+        """Continue after replayed turns: advance the random stream past every action already drawn."""
+        for observation, action in history:
+            if action is not None:
+                random_action(observation, self._rng)
 
 
 def random_action(obs: Observation, rng: random.Random) -> Action:

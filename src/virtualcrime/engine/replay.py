@@ -1,0 +1,207 @@
+"""Re-executing recorded turns: exact replay (verification), resuming an interrupted run, forking a run.
+
+``RecordedRoles`` answer every role call with what the records say the role answered (plan, action, verdict,
+stage results, or the failure it raised), so the engine re-applies the same operations and draws the same
+random numbers. Replaying a whole run and comparing the new records with the old ones checks that the log is a
+faithful, reproducible account of the run; replaying a prefix rebuilds the exact state (and RNG) before a turn,
+from which a run can resume with its own roles or fork with different ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..roles import Action, PlanUpdate, RoleError, Stage, StageContext, StageResult, Verdict
+from ..roles.types import ModelCall
+from ..world import Observation, WorldState
+from .loop import EngineConfig, Game, Roles
+from .records import RoleFailure, RunResult, TurnRecord
+
+
+class ReplayMismatch(ValueError):
+    """A replayed turn asked for something the records do not hold (the log and the engine disagree)."""
+
+
+def _failure(record: TurnRecord, role: str, stage: str | None = None) -> RoleFailure | None:
+    return next((e for e in record.errors if e.role == role and e.stage == stage), None)
+
+
+def _raise(failure: RoleFailure) -> None:
+    prefix = f"{failure.role}: "
+    message = failure.message[len(prefix) :] if failure.message.startswith(prefix) else failure.message
+    raise RoleError(failure.role, message, failure.raw)
+
+
+class _Recorded:
+    """Shared cursor: which recorded turn the engine is playing."""
+
+    def __init__(self, records: Sequence[TurnRecord]) -> None:
+        self.by_turn = {r.turn: r for r in records}
+
+    def record(self, turn: int) -> TurnRecord:
+        try:
+            return self.by_turn[turn]
+        except KeyError:
+            raise ReplayMismatch(f"turn {turn} is not in the records") from None
+
+
+class RecordedAttacker:
+    name = "recorded"
+
+    def __init__(self, recorded: _Recorded) -> None:
+        self._recorded = recorded
+        self._pending_calls: list[ModelCall] = []
+
+    async def plan(self, observation: Observation) -> PlanUpdate:
+        record = self._recorded.record(observation.turn)
+        self._pending_calls = list(record.model_calls)  # the turn's calls, re-emitted once per turn
+        if record.plan is None:
+            failure = _failure(record, "attacker")
+            if failure is None:
+                raise ReplayMismatch(f"turn {record.turn}: no plan and no attacker failure recorded")
+            _raise(failure)
+        assert record.plan is not None
+        return record.plan
+
+    async def act(self, observation: Observation) -> Action:
+        record = self._recorded.record(observation.turn)
+        if record.action is None:
+            failure = _failure(record, "attacker")
+            if failure is None:
+                raise ReplayMismatch(f"turn {record.turn}: no action and no attacker failure recorded")
+            _raise(failure)
+        assert record.action is not None
+        return record.action
+
+    def drain_calls(self) -> list[ModelCall]:
+        calls, self._pending_calls = self._pending_calls, []
+        return calls
+
+
+class RecordedJudge:
+    name = "recorded"
+
+    def __init__(self, recorded: _Recorded) -> None:
+        self._recorded = recorded
+
+    async def judge(self, state: WorldState, action: Action) -> Verdict:
+        record = self._recorded.record(state.turn)
+        if record.verdict is None or not record.judge_called:
+            failure = _failure(record, "judge")
+            if failure is None:
+                raise ReplayMismatch(f"turn {record.turn}: the Judge was asked but no verdict was recorded")
+            _raise(failure)
+        assert record.verdict is not None
+        return record.verdict
+
+
+class RecordedWorldManager:
+    name = "recorded"
+
+    def __init__(self, recorded: _Recorded) -> None:
+        self._recorded = recorded
+
+    async def run_stage(self, stage: Stage, context: StageContext) -> StageResult:
+        record = self._recorded.record(context.state.turn)
+        result = next((s for s in record.stages if s.stage == stage), None)
+        if result is None:
+            failure = _failure(record, "world_manager", stage)
+            if failure is None:
+                raise ReplayMismatch(f"turn {record.turn}: no result recorded for stage {stage}")
+            _raise(failure)
+        assert result is not None
+        return result
+
+
+def recorded_roles(records: Sequence[TurnRecord]) -> Roles:
+    """Roles that answer from ``records`` (one record per turn number)."""
+    recorded = _Recorded(records)
+    return Roles(RecordedAttacker(recorded), RecordedJudge(recorded), RecordedWorldManager(recorded))
+
+
+async def replay(
+    state: WorldState, seed: int, records: Sequence[TurnRecord], config: EngineConfig | None = None
+) -> tuple[list[TurnRecord], RunResult | None]:
+    """Re-execute recorded turns from the initial ``state``; the new records and, if the run ended, its result."""
+    game = Game(state, recorded_roles(records), seed, config)
+    for _ in records:
+        await game.step()
+        ended = game.termination()
+        if ended is not None:
+            return game.records, game.result(*ended)
+    return game.records, None
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two JSON-like values first differ (``turn 3: verdict.outcomes[1].probability``), or None."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a or key not in b:
+                return f"{path}.{key}".lstrip(".") + (" missing in replay" if key not in b else " missing in log")
+            found = first_difference(a[key], b[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path.lstrip('.')}: {len(a)} items in the log, {len(b)} in the replay"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    return None if a == b else f"{path.lstrip('.')}: log {a!r} != replay {b!r}"
+
+
+async def verify(
+    state: WorldState,
+    seed: int,
+    records: Sequence[TurnRecord],
+    result: RunResult | None,
+    config: EngineConfig | None = None,
+) -> list[str]:
+    """Replay a logged run and list every way it fails to reproduce (empty: identical records and result)."""
+    try:
+        replayed, replayed_result = await replay(state, seed, records, config)
+    except ReplayMismatch as err:
+        return [str(err)]
+    problems = []
+    for old, new in zip(records, replayed, strict=False):
+        where = first_difference(old.model_dump(mode="json"), new.model_dump(mode="json"))
+        if where:
+            problems.append(f"turn {old.turn}: {where}")
+    if len(replayed) != len(records):
+        problems.append(f"the replay ended after {len(replayed)} turns; the log has {len(records)}")
+    if result is not None:
+        if replayed_result is None:
+            problems.append("the replay did not end the run")
+        else:
+            where = first_difference(result.model_dump(mode="json"), replayed_result.model_dump(mode="json"))
+            if where:
+                problems.append(f"result: {where}")
+    return problems
+
+
+async def restore(
+    state: WorldState,
+    roles: Roles,
+    seed: int,
+    records: Sequence[TurnRecord],
+    config: EngineConfig | None = None,
+) -> Game:
+    """A game positioned after ``records`` (replayed exactly), ready to play on with ``roles``.
+
+    Roles that keep state between turns rebuild it through an optional ``resume(history)`` method, given the
+    ``(observation, action)`` of every replayed turn.
+    """
+    game = Game(state, recorded_roles(records), seed, config)
+    for _ in records:
+        await game.step()
+    history = [(r.observation, r.action) for r in game.records]
+    for role in (roles.attacker, roles.judge, roles.world_manager):
+        resume = getattr(role, "resume", None)
+        if resume is not None:
+            resume(history)
+    game.roles = roles
+    return game
