@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -110,47 +111,37 @@ def build_parser() -> argparse.ArgumentParser:
     harm.add_argument("file", metavar="FILE.jsonl", help="JSON Lines with a 'text' per line ('-' for stdin)")
     harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
     harm.add_argument("--json", action="store_true", help="validate: print the figures as JSON")
+    from .bench import add_bench_parser  # here, not at the top: bench imports CliError from this module
+
+    add_bench_parser(sub)
     return parser
+
+
+# Subcommand → (module in this package, function): imported only when used, so --help stays fast.
+COMMANDS = {
+    "run": ("run", "run_command"),
+    "bench": ("bench", "bench_command"),
+    "tasks": ("tasks", "tasks_command"),
+    "check": ("check", "check_command"),
+    "map": ("map_cmd", "map_command"),
+    "replay": ("replay", "replay_command"),
+    "report": ("report", "report_command"),
+    "harm": ("harm", "harm_command"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    module_name, function_name = COMMANDS[args.command]
     try:
-        if args.command == "run":
-            from .run import run_command
-
-            return run_command(args)
-        if args.command == "tasks":
-            from .tasks import tasks_command
-
-            return tasks_command(args)
-        if args.command == "check":
-            from .check import check_command
-
-            return check_command(args)
-        if args.command == "map":
-            from .map_cmd import map_command
-
-            return map_command(args)
-        if args.command == "replay":
-            from .replay import replay_command
-
-            return replay_command(args)
-        if args.command == "report":
-            from .report import report_command
-
-            return report_command(args)
-        if args.command == "harm":
-            from .harm import harm_command
-
-            return harm_command(args)
+        command = getattr(importlib.import_module(f".{module_name}", __package__), function_name)
+        return int(command(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except CliError as err:
         print(f"virtualcrime: error: {err}", file=sys.stderr)
         return 2
-    return 2
 
 
 class CliError(Exception):

@@ -8,6 +8,7 @@ from inspect_ai.model import CachePolicy, GenerateConfig, Model, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from ..roles.llm import Generate
+from .budget import active
 
 ROLE_TEMPERATURE: dict[str, float | None] = {"attacker": None, "judge": 0.0, "world_manager": 0.0}
 
@@ -49,6 +50,9 @@ def inspect_generate(
         except Exception as err:
             cause = _root_cause(err)
             raise RoleModelError(f"{role}/{call}: provider error: {type(cause).__name__}: {cause}") from err
+        monitor = active()
+        if monitor is not None and output.usage is not None:
+            monitor.record_call(role, str(model), output.usage.input_tokens, output.usage.output_tokens)
         if output.error:
             raise RoleModelError(f"{role}/{call}: {output.error}")
         return output.completion

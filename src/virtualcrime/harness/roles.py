@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from typing import Any, cast
 
 from inspect_ai.model import Model, get_model
 
@@ -30,6 +32,7 @@ class RoleOptions:
     max_attempts: int = 3
     structured_output: bool = True
     connections: tuple[tuple[str, int], ...] = ()  # (role, max concurrent connections to its model)
+    latency: float = 0.0  # seconds every role call waits first (scale benchmarks and kill tests)
 
 
 def _offline_name(model: Model) -> str | None:
@@ -81,12 +84,50 @@ def _generate(model: Model, role: str, options: RoleOptions):  # type: ignore[no
                             max_connections=dict(options.connections).get(role))  # fmt: skip
 
 
+def role_models() -> tuple[Model, Model, Model]:
+    """The current sample's Attacker (the eval's model), Judge and World Manager models."""
+    return (
+        get_model(),
+        get_model(role="judge", default="virtualcrime/rules"),
+        get_model(role="world_manager", default="virtualcrime/rules"),
+    )
+
+
 def resolve_roles(options: RoleOptions = RoleOptions()) -> Roles:
     """Roles for the current sample: the eval's model attacks; the ``judge`` and ``world_manager`` roles judge."""
+    attacker, judge, world_manager = role_models()
+    roles = Roles(
+        attacker=attacker_for(attacker, options),
+        judge=judge_for(judge, options),
+        world_manager=world_manager_for(world_manager, options),
+    )
+    return with_latency(roles, options.latency) if options.latency > 0 else roles
+
+
+class _Delayed:
+    """A role whose every call first waits ``seconds``, like a provider's round trip."""
+
+    def __init__(self, role: object, seconds: float) -> None:
+        self._role, self._seconds = role, seconds
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._role, name)
+        if name not in ("plan", "act", "judge", "run_stage"):
+            return attribute
+
+        async def delayed(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(self._seconds)
+            return await attribute(*args, **kwargs)
+
+        return delayed
+
+
+def with_latency(roles: Roles, seconds: float) -> Roles:
+    """``roles`` with ``seconds`` of simulated latency before every call (drain_calls and resume pass through)."""
     return Roles(
-        attacker=attacker_for(get_model(), options),
-        judge=judge_for(get_model(role="judge", default="virtualcrime/rules"), options),
-        world_manager=world_manager_for(get_model(role="world_manager", default="virtualcrime/rules"), options),
+        cast(Attacker, _Delayed(roles.attacker, seconds)),
+        cast(Judge, _Delayed(roles.judge, seconds)),
+        cast(WorldManager, _Delayed(roles.world_manager, seconds)),
     )
 
 

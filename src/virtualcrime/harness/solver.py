@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from inspect_ai.log import transcript
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import span, store
 
-from ..engine import EngineConfig, Game
+from ..engine import EngineConfig, Game, Roles, RunResult
 from ..engine.render import render_result, render_turn
+from ..engine.replay import ReplayMismatch, restore
 from ..scenarios import get_task
-from .roles import RoleOptions, resolve_roles
+from ..world import WorldState
+from .budget import active, check_budget
+from .checkpoint import RunCheckpoint, RunKey
+from .roles import RoleOptions, resolve_roles, role_models
 from .store import RESULT_KEY, append_turn, start_run
 
 try:  # inspect-ai is pinned; this helper is internal there, so degrade gracefully if it moves
@@ -28,31 +33,44 @@ def run_seed(epoch: int, base_seed: int) -> int:
 
 @solver
 def play_virtualcrime(
-    max_turns: int = 60, stall_turns: int = 30, seed: int = 0, options: RoleOptions | None = None
+    max_turns: int = 60,
+    stall_turns: int = 30,
+    seed: int = 0,
+    options: RoleOptions | None = None,
+    checkpoint_dir: str | None = None,
 ) -> Solver:
-    """Play the sample's task to termination with the eval's model as Attacker."""
+    """Play the sample's task to termination with the eval's model as Attacker.
+
+    With ``checkpoint_dir``, every finished turn is also written to a per-run checkpoint file there, and a retried
+    sample resumes after its last recorded turn instead of starting over.
+    """
     config = EngineConfig(max_turns=max_turns, stall_turns=stall_turns)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = get_task(str(state.metadata["task_id"]))
         run_seed_value = run_seed(state.epoch, seed)
         run_options = replace(options or RoleOptions(), run_scope=f"{task.id}/seed{run_seed_value}")
-        game = Game(task.initial_state(), resolve_roles(run_options), run_seed_value, config)
+        roles = resolve_roles(run_options)
+        checkpoint = None
+        if checkpoint_dir is not None:
+            attacker, judge, world_manager = (str(m) for m in role_models())
+            key = RunKey(task.id, run_seed_value, attacker, judge, world_manager, max_turns, stall_turns)
+            checkpoint = RunCheckpoint(Path(checkpoint_dir), key)
+        game = await _start(task.initial_state(), roles, run_seed_value, config, checkpoint)
         start_run()
-
-        # Per-turn spans would otherwise copy and diff the whole (growing) store twice a turn; the store is
-        # still logged in full with the sample.
-        with suspend_store_events():
-            while True:
-                # the span holds the turn's model calls (LLM roles) as well as its readable summary
-                async with span(f"turn {game.state.turn + 1}", type="turn"):
-                    record = await game.step()
-                    append_turn(record)
-                    transcript().info(render_turn(record), source=f"turn {record.turn}")
-                ended = game.termination()
-                if ended is not None:
-                    result = game.result(*ended)
-                    break
+        for record in game.records:  # turns replayed from the checkpoint belong to this run's records
+            append_turn(record)
+        monitor = active()
+        if monitor is not None:
+            monitor.run_started()
+        try:
+            result = await _play(game, checkpoint)
+        except BaseException:
+            if monitor is not None:
+                monitor.run_ended(failed=True)
+            raise
+        if monitor is not None:
+            monitor.run_ended(failed=False)
         store().set(RESULT_KEY, result.model_dump(mode="json"))
         summary = render_result(result)
         transcript().info(summary, source="result")
@@ -61,3 +79,52 @@ def play_virtualcrime(
         return state
 
     return solve
+
+
+async def _start(
+    initial: WorldState, roles: Roles, seed: int, config: EngineConfig, checkpoint: RunCheckpoint | None
+) -> Game:
+    """A fresh game, or one restored after the turns in the run's checkpoint."""
+    if checkpoint is None:
+        return Game(initial, roles, seed, config)
+    records, note = checkpoint.load()
+    game = None
+    if records:
+        try:
+            game = await restore(initial, roles, seed, records, config)
+        except ReplayMismatch as err:
+            note = f"{note}; " if note else ""
+            note += f"{checkpoint.path.name} no longer replays ({err}); starting over"
+            records = []
+    if game is None:
+        game = Game(initial, roles, seed, config)
+    checkpoint.start(records)
+    if records:
+        transcript().info(
+            f"Resumed after turn {len(records)} from checkpoint {checkpoint.path.name}.", source="checkpoint"
+        )
+    if note:
+        transcript().info(note, source="checkpoint")
+    return game
+
+
+async def _play(game: Game, checkpoint: RunCheckpoint | None) -> RunResult:
+    """Play turns until the run ends (it may already have ended inside the restored turns)."""
+    monitor = active()
+    ended = game.termination() if game.records else None
+    # Per-turn spans would otherwise copy and diff the whole (growing) store twice a turn; the store is
+    # still logged in full with the sample.
+    with suspend_store_events():
+        while ended is None:
+            check_budget()  # a spent budget stops the run here, between turns, resumable from its checkpoint
+            # the span holds the turn's model calls (LLM roles) as well as its readable summary
+            async with span(f"turn {game.state.turn + 1}", type="turn"):
+                record = await game.step()
+                append_turn(record)
+                if checkpoint is not None:
+                    checkpoint.append(record)
+                transcript().info(render_turn(record), source=f"turn {record.turn}")
+            if monitor is not None:
+                monitor.turn_done()
+            ended = game.termination()
+    return game.result(*ended)

@@ -57,6 +57,8 @@ def virtualcrime(
     attacker_connections: int | None = None,
     judge_connections: int | None = None,
     world_manager_connections: int | None = None,
+    checkpoint_dir: str | None = None,
+    latency: float = 0.0,
 ) -> Task:
     """VirtualCrime: the eval's model plays the Attacker; model roles ``judge`` and ``world_manager`` judge.
 
@@ -74,6 +76,9 @@ def virtualcrime(
             OpenAI's json_schema response format (e.g. llama-cpp-python's server); replies are parsed either way.
         attacker_connections: Concurrent connections to the Attacker's model (default: Inspect's per provider);
             likewise judge_connections and world_manager_connections.
+        checkpoint_dir: Write each finished turn to a per-run checkpoint file here; a retried run resumes after
+            its last recorded turn (``virtualcrime bench`` sets this).
+        latency: Seconds every role call waits first, as a provider round trip would (scale benchmarks, tests).
     """
     connections = tuple(
         (role, n)
@@ -98,7 +103,9 @@ def virtualcrime(
                 max_attempts=max_attempts,
                 structured_output=structured_output,
                 connections=connections,
+                latency=latency,
             ),
+            checkpoint_dir=checkpoint_dir,
         ),
         scorer=run_outcome(),
         epochs=Epochs(seeds),

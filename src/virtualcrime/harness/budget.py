@@ -1,0 +1,172 @@
+"""Spend and progress of a benchmark matrix: tokens and estimated cost per role, budgets, run counters.
+
+One ``BenchMonitor`` is active per process while ``virtualcrime bench`` runs (``activate``). The role ``generate``
+functions report every model call's usage to it; the solver reports run starts, turns and endings, and checks
+the budget at every turn boundary. Spend is appended to a ledger file in the log folder, so a resumed matrix
+counts what the interrupted one already spent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PRICES_PATH = Path(__file__).with_name("prices.yaml")
+
+
+class BudgetExhausted(RuntimeError):
+    """The matrix reached its token or cost budget: runs stop at their next turn boundary, resumable."""
+
+
+class Price(BaseModel):
+    """US dollars per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+def load_prices(extra: Path | None = None) -> dict[str, Price]:
+    """The bundled price table, updated with a user's YAML or JSON file ``{model: {input: $, output: $}}``."""
+    table = yaml.safe_load(PRICES_PATH.read_text(encoding="utf-8")) or {}
+    if extra is not None:
+        try:
+            table.update(yaml.safe_load(Path(extra).read_text(encoding="utf-8")) or {})
+        except (OSError, yaml.YAMLError) as err:
+            raise ValueError(f"cannot read prices from {extra}: {err}") from err
+    try:
+        return {str(model): Price.model_validate(price) for model, price in table.items()}
+    except ValidationError as err:
+        raise ValueError(f"bad price table: {err.errors()[0]['loc']}: {err.errors()[0]['msg']}") from err
+
+
+@dataclass
+class RoleSpend:
+    input: int = 0
+    output: int = 0
+    cost: float = 0.0
+    priced: bool = True  # False once a call was made on a model without a price
+
+    @property
+    def tokens(self) -> int:
+        return self.input + self.output
+
+
+@dataclass
+class BenchMonitor:
+    """Counters and budgets of one matrix; thread-safe (Inspect runs samples concurrently)."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    prices: dict[str, Price] = field(default_factory=dict)
+    ledger: Path | None = None
+    spend: dict[str, RoleSpend] = field(default_factory=dict)
+    runs_started: int = 0
+    runs_finished: int = 0
+    runs_failed: int = 0
+    turns: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def load_ledger(self) -> None:
+        """Count what earlier (interrupted) invocations of this matrix already spent."""
+        if self.ledger is None or not self.ledger.exists():
+            return
+        for line in self.ledger.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+                self._add(str(entry["role"]), str(entry["model"]), int(entry["input"]), int(entry["output"]))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue  # a torn last line from a killed process
+
+    def record_call(self, role: str, model: str, input_tokens: int, output_tokens: int) -> None:
+        """One model call's usage (from the role's generate)."""
+        with self._lock:
+            self._add(role, model, input_tokens, output_tokens)
+            if self.ledger is not None:
+                self.ledger.parent.mkdir(parents=True, exist_ok=True)
+                with self.ledger.open("a", encoding="utf-8") as file:
+                    entry = {"role": role, "model": model, "input": input_tokens, "output": output_tokens}
+                    file.write(json.dumps(entry) + "\n")
+
+    def _add(self, role: str, model: str, input_tokens: int, output_tokens: int) -> None:
+        spend = self.spend.setdefault(role, RoleSpend())
+        spend.input += input_tokens
+        spend.output += output_tokens
+        price = self.prices.get(model)
+        if price is None:
+            spend.priced = False
+        else:
+            spend.cost += (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(s.tokens for s in self.spend.values())
+
+    @property
+    def total_cost(self) -> float:
+        return sum(s.cost for s in self.spend.values())
+
+    def exhausted(self) -> str | None:
+        """Why the budget is spent, or None while there is budget left."""
+        if self.max_tokens is not None and self.total_tokens >= self.max_tokens:
+            return f"token budget reached: {self.total_tokens:,} of {self.max_tokens:,} tokens spent"
+        if self.max_cost is not None and self.total_cost >= self.max_cost:
+            return f"cost budget reached: ${self.total_cost:.4f} of ${self.max_cost:.2f} spent (estimated)"
+        return None
+
+    def run_started(self) -> None:
+        with self._lock:
+            self.runs_started += 1
+
+    def turn_done(self) -> None:
+        with self._lock:
+            self.turns += 1
+
+    def run_ended(self, failed: bool) -> None:
+        with self._lock:
+            if failed:
+                self.runs_failed += 1
+            else:
+                self.runs_finished += 1
+
+    def status_line(self, total_runs: int) -> str:
+        """``runs 12/80 done, 4 running, 0 failed · 35 turns/min · attacker 12.3k tok $0.04 · ...``"""
+        minutes = max(1e-9, (time.monotonic() - self.started_at) / 60)
+        running = self.runs_started - self.runs_finished - self.runs_failed
+        parts = [
+            f"runs {self.runs_finished}/{total_runs} done, {running} running, {self.runs_failed} failed",
+            f"{self.turns / minutes:.0f} turns/min",
+        ]
+        for role, spend in sorted(self.spend.items()):
+            cost = f" ${spend.cost:.2f}" if spend.priced else " $?"
+            parts.append(f"{role} {spend.tokens / 1000:.1f}k tok{cost}")
+        return " · ".join(parts)
+
+
+_active: BenchMonitor | None = None
+
+
+def activate(monitor: BenchMonitor | None) -> None:
+    """Make ``monitor`` the process's matrix monitor (None to switch it off)."""
+    global _active
+    _active = monitor
+
+
+def active() -> BenchMonitor | None:
+    """The monitor of the matrix running in this process, if any."""
+    return _active
+
+
+def check_budget() -> None:
+    """Raise BudgetExhausted when the active matrix has spent its budget."""
+    reason = _active.exhausted() if _active is not None else None
+    if reason is not None:
+        raise BudgetExhausted(reason)

@@ -1,0 +1,102 @@
+"""Turn-level checkpoints: a run's finished turns on disk, so a killed run resumes at its next turn.
+
+Inspect's own retry restarts an unfinished sample from the beginning, re-paying every model call. Here each
+finished turn's record is appended to a per-run JSON Lines file and flushed to disk before the next turn starts;
+a retried sample replays those records exactly (``engine.replay.restore``: same operations, same draws, no model
+calls) and plays on from the next turn. A torn last line (the process died mid-write) is ignored; a checkpoint
+that no longer replays (the scenario or engine changed) is discarded with a note and the run starts over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..engine import TurnRecord
+from .store import RECORD_SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """Everything that must match for recorded turns to belong to the same run."""
+
+    task_id: str
+    seed: int
+    attacker: str
+    judge: str
+    world_manager: str
+    max_turns: int
+    stall_turns: int
+
+    def as_dict(self) -> dict[str, str | int]:
+        return {**self.__dict__, "schema": RECORD_SCHEMA_VERSION}
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+class RunCheckpoint:
+    """The checkpoint file of one run: a header line with the run key, then one TurnRecord per line."""
+
+    def __init__(self, folder: Path, key: RunKey) -> None:
+        self.key = key
+        self.path = Path(folder) / f"{key.task_id.replace('/', '__')}.seed{key.seed}.{key.digest}.jsonl"
+
+    def load(self) -> tuple[list[TurnRecord], str]:
+        """The recorded turns (consecutive from turn 1) and a note on anything that was dropped."""
+        if not self.path.exists():
+            return [], ""
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        if not lines:
+            return [], ""
+        try:
+            header = json.loads(lines[0])
+        except json.JSONDecodeError:
+            return [], f"{self.path.name}: unreadable header; starting over"
+        if header != self.key.as_dict():
+            return [], f"{self.path.name}: written for a different run; starting over"
+        records: list[TurnRecord] = []
+        for number, line in enumerate(lines[1:], start=2):
+            try:
+                record = TurnRecord.model_validate_json(line)
+            except ValidationError:
+                tail = len(lines) - number
+                return records, f"{self.path.name}: line {number} unreadable (torn write); {tail} later line(s) dropped"
+            if record.turn != len(records) + 1:
+                return records, f"{self.path.name}: line {number} is turn {record.turn}, expected {len(records) + 1}"
+            records.append(record)
+        return records, ""
+
+    def start(self, records: list[TurnRecord]) -> None:
+        """Rewrite the file as the header plus ``records`` (dropping any torn or unusable tail)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".tmp")
+        with temporary.open("w", encoding="utf-8") as file:
+            file.write(json.dumps(self.key.as_dict(), sort_keys=True) + "\n")
+            for record in records:
+                file.write(record.model_dump_json() + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, self.path)
+
+    def append(self, record: TurnRecord) -> None:
+        """Add one finished turn, on disk before this returns."""
+        with self.path.open("a", encoding="utf-8") as file:
+            file.write(record.model_dump_json() + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+
+
+def clear_checkpoints(folder: Path) -> int:
+    """Delete every checkpoint file in ``folder`` (after the runs are safely in their logs); returns how many."""
+    removed = 0
+    for path in Path(folder).glob("*.jsonl"):
+        path.unlink()
+        removed += 1
+    return removed
