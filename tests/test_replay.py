@@ -11,6 +11,7 @@ from inspect_ai.log import read_eval_log, write_eval_log
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles, RunResult, TurnRecord
 from virtualcrime.engine.replay import first_difference, replay, restore, verify
+from virtualcrime.harness.store import records_from_store
 from virtualcrime.roles import Attacker, Judge
 from virtualcrime.roles.rules import STRICT, RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import RandomAttacker, ScriptedAttacker
@@ -109,3 +110,60 @@ def test_cli_verify_reports_a_tampered_log(
     assert main(["replay", str(tampered), "--sample", str(sample.id), "--epoch", str(sample.epoch), "--verify"]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH" in out and "turn 2: draw: log 0.123456" in out
+
+
+def fork_log(log_dir: Path) -> Path:
+    [log] = sorted(log_dir.glob("*.eval"))
+    return log
+
+
+def test_fork_with_the_parents_roles_and_seed_reproduces_the_parent(
+    matrix_logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent_path = next(
+        p for p in sorted(matrix_logs.glob("*.eval")) if "random" in read_eval_log(str(p), header_only=True).eval.model
+    )
+    parent = read_eval_log(str(parent_path))
+    sample = next(s for s in parent.samples or [] if s.id == "prison/riot" and s.epoch == 2)
+    parent_turns, parent_result = records_from_store(dict(sample.store))
+    assert main(["fork", str(parent_path), "--sample", "prison/riot", "--epoch", "2", "--turn", "4",
+                 "--log-dir", str(tmp_path)]) == 0  # fmt: skip
+    fork = read_eval_log(str(fork_log(tmp_path)))
+    [forked] = fork.samples or []
+    turns, result = records_from_store(dict(forked.store))
+    assert [t.model_dump() for t in turns] == [t.model_dump() for t in parent_turns]
+    assert result is not None and parent_result is not None and result.model_dump() == parent_result.model_dump()
+    assert forked.metadata["parent"] == {
+        "log": str(parent_path.resolve()), "sample_id": "prison/riot", "epoch": 2, "seed": 1, "turn": 4,
+    }  # fmt: skip
+
+
+def test_fork_with_a_new_seed_and_judge_keeps_the_prefix_and_replays(
+    matrix_logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parent_path = sorted(matrix_logs.glob("*.eval"))[0]
+    parent = read_eval_log(str(parent_path))
+    sample = next(s for s in parent.samples or [] if s.id == "restaurant/robbery" and s.epoch == 1)
+    parent_turns, _ = records_from_store(dict(sample.store))
+    args = ["fork", str(parent_path), "--sample", "restaurant/robbery", "--turn", "3", "--seed", "77",
+            "--judge", "virtualcrime/rules-strict", "--log-dir", str(tmp_path)]  # fmt: skip
+    assert main(args) == 0
+    fork_path = fork_log(tmp_path)
+    fork = read_eval_log(str(fork_path))
+    assert fork.eval.model_roles is not None and fork.eval.model_roles["judge"].model == "virtualcrime/rules-strict"
+    turns, result = records_from_store(dict((fork.samples or [])[0].store))
+    assert [t.model_dump() for t in turns[:2]] == [t.model_dump() for t in parent_turns[:2]]
+    assert result is not None and result.seed == 77
+    capsys.readouterr()
+    assert main(["replay", str(fork_path), "--verify"]) == 0
+    assert "1 of 1 run(s) reproduce exactly" in capsys.readouterr().out
+    # A fork is a what-if, not a benchmark run: the report lists it and leaves it out.
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+    assert "fork" in capsys.readouterr().err
+
+
+def test_fork_rejects_a_turn_the_parent_never_reached(matrix_logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    parent_path = sorted(matrix_logs.glob("*.eval"))[0]
+    assert main(["fork", str(parent_path), "--sample", "restaurant/robbery", "--turn", "999"]) == 2
+    assert "--turn must be between 1 and" in capsys.readouterr().err
+    assert main(["fork", str(parent_path), "--sample", "nowhere/none", "--turn", "2"]) == 2

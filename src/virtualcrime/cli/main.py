@@ -111,9 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     harm.add_argument("file", metavar="FILE.jsonl", help="JSON Lines with a 'text' per line ('-' for stdin)")
     harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
     harm.add_argument("--json", action="store_true", help="validate: print the figures as JSON")
-    from .bench import add_bench_parser  # here, not at the top: bench imports CliError from this module
+    # Imported here, not at the top: these modules import CliError from this one.
+    from .bench import add_bench_parser
+    from .fork import add_fork_parser
 
     add_bench_parser(sub)
+    add_fork_parser(sub)
     return parser
 
 
@@ -125,6 +128,7 @@ COMMANDS = {
     "check": ("check", "check_command"),
     "map": ("map_cmd", "map_command"),
     "replay": ("replay", "replay_command"),
+    "fork": ("fork", "fork_command"),
     "report": ("report", "report_command"),
     "harm": ("harm", "harm_command"),
 }

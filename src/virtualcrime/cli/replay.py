@@ -54,6 +54,7 @@ def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
 
     from ..engine import EngineConfig
     from ..engine.replay import verify
+    from ..harness.fork import fork_reseed
     from ..harness.solver import run_seed
     from ..scenarios import ScenarioError, get_task
 
@@ -62,13 +63,19 @@ def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
     failed = 0
     for sample in samples:
         turns, result = _records(log.location, sample)
-        seed = result.seed if result is not None else run_seed(sample.epoch, int(args.get("seed", 0)))
+        metadata = dict(sample.metadata or {})
+        reseed = fork_reseed(metadata)
+        parent = metadata.get("parent")
+        if isinstance(parent, dict):  # a fork: its turns before the fork point replay with the parent's seed
+            seed = int(parent["seed"])
+        else:
+            seed = result.seed if result is not None else run_seed(sample.epoch, int(args.get("seed", 0)))
         name = f"{sample.id} epoch {sample.epoch} (seed {seed})"
         try:
             state = get_task(str(sample.metadata.get("task_id", sample.id))).initial_state()
         except (ValueError, ScenarioError) as err:
             raise CliError(f"{name}: {err}") from err
-        problems = asyncio.run(verify(state, seed, turns, result, config))
+        problems = asyncio.run(verify(state, seed, turns, result, config, reseed))
         if problems:
             failed += 1
             print(f"MISMATCH {name}: {len(problems)} difference(s)")

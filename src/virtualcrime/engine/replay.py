@@ -9,7 +9,9 @@ from which a run can resume with its own roles or fork with different ones.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..roles import Action, PlanUpdate, RoleError, Stage, StageContext, StageResult, Verdict
@@ -17,6 +19,18 @@ from ..roles.types import ModelCall
 from ..world import Observation, WorldState
 from .loop import EngineConfig, Game, Roles
 from .records import RoleFailure, RunResult, TurnRecord
+
+
+@dataclass(frozen=True)
+class Reseed:
+    """A fork's switch of random stream: from ``turn`` on, draws come from ``random.Random(seed)``."""
+
+    turn: int
+    seed: int
+
+    def apply(self, game: Game) -> None:
+        game.rng = random.Random(self.seed)
+        game.seed = self.seed
 
 
 class ReplayMismatch(ValueError):
@@ -121,11 +135,20 @@ def recorded_roles(records: Sequence[TurnRecord]) -> Roles:
 
 
 async def replay(
-    state: WorldState, seed: int, records: Sequence[TurnRecord], config: EngineConfig | None = None
+    state: WorldState,
+    seed: int,
+    records: Sequence[TurnRecord],
+    config: EngineConfig | None = None,
+    reseed: Reseed | None = None,
 ) -> tuple[list[TurnRecord], RunResult | None]:
-    """Re-execute recorded turns from the initial ``state``; the new records and, if the run ended, its result."""
+    """Re-execute recorded turns from the initial ``state``; the new records and, if the run ended, its result.
+
+    ``reseed`` replays a forked run: from its turn on, draws come from the fork's own seed.
+    """
     game = Game(state, recorded_roles(records), seed, config)
     for _ in records:
+        if reseed is not None and game.state.turn + 1 == reseed.turn:
+            reseed.apply(game)
         await game.step()
         ended = game.termination()
         if ended is not None:
@@ -160,10 +183,11 @@ async def verify(
     records: Sequence[TurnRecord],
     result: RunResult | None,
     config: EngineConfig | None = None,
+    reseed: Reseed | None = None,
 ) -> list[str]:
     """Replay a logged run and list every way it fails to reproduce (empty: identical records and result)."""
     try:
-        replayed, replayed_result = await replay(state, seed, records, config)
+        replayed, replayed_result = await replay(state, seed, records, config, reseed)
     except ReplayMismatch as err:
         return [str(err)]
     problems = []

@@ -57,7 +57,7 @@ class LoggedRun(RunIdentity):
     sample_error: str = ""
 
 
-ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "schema"]
+ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "schema", "fork"]
 
 
 class LogProblem(_L):
@@ -105,7 +105,7 @@ def _looks_like_log(path: Path) -> bool:
     return b'"version"' in head and b'"eval"' in head
 
 
-def _role_model(model_roles: object, role: str) -> str:
+def role_model(model_roles: object, role: str) -> str:
     config = (model_roles or {}).get(role) if isinstance(model_roles, dict) else None
     model = getattr(config, "model", None)
     return str(model) if model else "virtualcrime/rules"
@@ -121,6 +121,8 @@ def read_header(path: Path) -> LogSummary | LogProblem:
     except Exception as err:
         return LogProblem(log=log, kind="unreadable", message=f"not a readable Inspect log: {err}")
     task = header.eval.task
+    if task.split("/")[-1] == "virtualcrime_fork":
+        return LogProblem(log=log, kind="fork", message="a fork (what-if) log: its runs are not benchmark runs")
     if task not in TASK_NAMES:
         return LogProblem(log=log, kind="foreign", message=f"an Inspect log of task {task!r}, not VirtualCrime")
     roles = header.eval.model_roles
@@ -129,8 +131,8 @@ def read_header(path: Path) -> LogSummary | LogProblem:
         status=header.status,
         eval_id=header.eval.eval_id,
         attacker=header.eval.model,
-        judge=_role_model(roles, "judge"),
-        world_manager=_role_model(roles, "world_manager"),
+        judge=role_model(roles, "judge"),
+        world_manager=role_model(roles, "world_manager"),
         created=header.eval.created,
     )
 

@@ -57,28 +57,33 @@ def play_virtualcrime(
             key = RunKey(task.id, run_seed_value, attacker, judge, world_manager, max_turns, stall_turns)
             checkpoint = RunCheckpoint(Path(checkpoint_dir), key)
         game = await _start(task.initial_state(), roles, run_seed_value, config, checkpoint)
-        start_run()
-        for record in game.records:  # turns replayed from the checkpoint belong to this run's records
-            append_turn(record)
-        monitor = active()
-        if monitor is not None:
-            monitor.run_started()
-        try:
-            result = await _play(game, checkpoint)
-        except BaseException:
-            if monitor is not None:
-                monitor.run_ended(failed=True)
-            raise
-        if monitor is not None:
-            monitor.run_ended(failed=False)
-        store().set(RESULT_KEY, result.model_dump(mode="json"))
-        summary = render_result(result)
-        transcript().info(summary, source="result")
-        state.output = ModelOutput.from_content(model=str(state.model), content=summary)
-        state.completed = True
-        return state
+        return await run_game(state, game, checkpoint)
 
     return solve
+
+
+async def run_game(state: TaskState, game: Game, checkpoint: RunCheckpoint | None = None) -> TaskState:
+    """Play ``game`` (fresh, restored or forked) to its end, keeping every record and the result in the store."""
+    start_run()
+    for record in game.records:  # turns replayed from a checkpoint or a parent run belong to this run's records
+        append_turn(record)
+    monitor = active()
+    if monitor is not None:
+        monitor.run_started()
+    try:
+        result = await _play(game, checkpoint)
+    except BaseException:
+        if monitor is not None:
+            monitor.run_ended(failed=True)
+        raise
+    if monitor is not None:
+        monitor.run_ended(failed=False)
+    store().set(RESULT_KEY, result.model_dump(mode="json"))
+    summary = render_result(result)
+    transcript().info(summary, source="result")
+    state.output = ModelOutput.from_content(model=str(state.model), content=summary)
+    state.completed = True
+    return state
 
 
 async def _start(
