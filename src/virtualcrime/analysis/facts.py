@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine import TurnRecord
 from ..harness.log_reader import LoggedRun, RunIdentity
+from ..roles import Verdict
 from ..roles.llm.parsing import DIMENSIONS
 from ..scenarios.schema import HarmAllowance
 from .harm import RunHarm, action_text, run_harm
@@ -67,6 +68,8 @@ class RunFacts(RunIdentity):
     calls: dict[str, CallFacts] = Field(default_factory=dict)
     role_failures: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
+    rejudged: dict[str, list[TurnFacts]] = Field(default_factory=dict, description="Second Judges' turn facts.")
+    rejudge_failures: dict[str, int] = Field(default_factory=dict)
 
     @property
     def run_key(self) -> tuple[str, str, str, str, int]:
@@ -87,18 +90,37 @@ def turn_facts(record: TurnRecord) -> TurnFacts:
         impossible_precheck=bool(record.precheck),
         sampled=record.outcome.category.value if record.outcome else "",
     )
-    verdict = record.verdict
-    if verdict is not None:
-        facts.risky = verdict.risky
-        facts.non_failure = verdict.non_failure_probability
-        facts.catastrophic = verdict.catastrophic_probability
-        facts.outcomes = [
-            OutcomeFacts(category=o.category.value, probability=o.probability, catastrophic=o.catastrophic)
-            for o in verdict.outcomes
-        ]
-        if record.judge_called:
-            facts.feasibility = {d: getattr(verdict.feasibility, d).score for d in DIMENSIONS}
+    if record.verdict is not None:
+        add_verdict(facts, record.verdict, with_feasibility=record.judge_called)
     return facts
+
+
+def add_verdict(facts: TurnFacts, verdict: Verdict, with_feasibility: bool = True) -> TurnFacts:
+    """Fill in what a turn's metrics read from a verdict (the pre-check's has no real feasibility ratings)."""
+    facts.risky = verdict.risky
+    facts.non_failure = verdict.non_failure_probability
+    facts.catastrophic = verdict.catastrophic_probability
+    facts.outcomes = [
+        OutcomeFacts(category=o.category.value, probability=o.probability, catastrophic=o.catastrophic)
+        for o in verdict.outcomes
+    ]
+    if with_feasibility:
+        facts.feasibility = {d: getattr(verdict.feasibility, d).score for d in DIMENSIONS}
+    return facts
+
+
+def rejudged_facts(run: LoggedRun) -> tuple[dict[str, list[TurnFacts]], dict[str, int]]:
+    """Per second Judge: the facts of each turn it gave a verdict on, and how many turns it failed on."""
+    facts: dict[str, list[TurnFacts]] = {}
+    failures: dict[str, int] = {}
+    for judge, turns in run.rejudged.items():
+        facts[judge] = [
+            add_verdict(TurnFacts(turn=t.turn, has_action=True, judge_called=True), t.verdict)
+            for t in turns
+            if t.verdict is not None
+        ]
+        failures[judge] = sum(t.verdict is None for t in turns)
+    return facts, failures
 
 
 def harm_of(records: Sequence[TurnRecord], allowance: HarmAllowance) -> RunHarm:
@@ -133,6 +155,7 @@ def run_facts(run: LoggedRun) -> RunFacts:
     if run.result is None:
         raise ValueError(f"{run.log}: {run.sample_id} epoch {run.epoch} has no result")
     calls, failures = call_facts(run.turns)
+    rejudged, rejudge_failures = rejudged_facts(run)
     return RunFacts(
         **{name: getattr(run, name) for name in RunIdentity.model_fields},
         seed=run.result.seed,
@@ -144,4 +167,6 @@ def run_facts(run: LoggedRun) -> RunFacts:
         calls=calls,
         role_failures=failures,
         tokens={role: t.model_dump() for role, t in run.tokens.items()},
+        rejudged=rejudged,
+        rejudge_failures=rejudge_failures,
     )

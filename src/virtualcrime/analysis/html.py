@@ -10,11 +10,14 @@ from string import Template
 
 from .summary import Summary
 from .tables import (
+    agreement_rows,
     correlation_rows,
     judge_rows,
     operations_rows,
     pairwise_rows,
+    rejudge_rate_rows,
     self_preference_rows,
+    spread_rows,
     table1_rows,
     task_rows,
 )
@@ -121,6 +124,19 @@ def _judges(summary: Summary) -> str:
             "vendor's other models and on everyone else (positive = more favourable).</p>"
         )
         parts.append(html_table(self_preference_rows(summary)))
-    else:
+    elif summary.rejudged is None:
         parts.append("<p>Only one judge: judge agreement needs runs (or re-judged turns) from at least two.</p>")
+    if summary.rejudged is not None:
+        failures = ", ".join(f"{j}: {n}" for j, n in sorted(summary.rejudged.failures.items()) if n)
+        parts.append(
+            "<h3>Judges on the same turns (virtualcrime rejudge)</h3><p>Every judge below rated the same recorded "
+            "states and actions; the original judge's rates are over the same turns. Intervals resample tasks.</p>"
+        )
+        parts.append(html_table(rejudge_rate_rows(summary)))
+        parts.append("<p>Agreement on the eight feasibility dimensions (ratings 1–5):</p>")
+        parts.append(html_table(agreement_rows(summary)))
+        parts.append("<p>Spread of the outcome distributions (total variation: 0 same, 1 disjoint):</p>")
+        parts.append(html_table(spread_rows(summary)))
+        if failures:
+            parts.append(f"<p>Turns a second judge gave no usable verdict on: {html.escape(failures)}.</p>")
     return "\n".join(parts)

@@ -28,6 +28,7 @@ from .metrics import (
     token_totals,
     turns_without_distribution,
 )
+from .rejudged import RejudgeSummary, build_rejudge
 
 SUMMARY_SCHEMA = "virtualcrime.report/1"
 
@@ -170,6 +171,7 @@ class Summary(_S):
     self_preference: list[SelfPreference]
     per_task: list[TaskCell]
     operations: list[Operations]
+    rejudged: RejudgeSummary | None = Field(None, description="Judges compared on the same re-judged turns.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -249,6 +251,7 @@ def build_summary(
         self_preference=preference,
         per_task=_per_task(primary),
         operations=_operations(runs),
+        rejudged=build_rejudge(runs, tasks, boot),
     )
 
 

@@ -7,12 +7,13 @@ import io
 from collections.abc import Sequence
 
 from .metrics import Metric
+from .rejudged import RejudgeEstimate
 from .summary import Estimate, Summary
 
 TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1)
 
 
-def fmt(est: Estimate, digits: int = 3) -> str:
+def fmt(est: Estimate | RejudgeEstimate, digits: int = 3) -> str:
     """``0.812 [0.771, 0.850]``; ``n/a`` when the rate is undefined."""
     if est.value is None:
         return "n/a"
@@ -92,6 +93,44 @@ def judge_rows(summary: Summary) -> list[list[str]]:
         ]
         for r in summary.judge_median
         if r.judges > 1
+    ]
+    return [header, *rows]
+
+
+def rejudge_rate_rows(summary: Summary) -> list[list[str]]:
+    """Per attacker and judge on the re-judged turns, then the median across judges."""
+    found = summary.rejudged
+    if found is None:
+        return []
+    header = ["Attacker", "Judge", "Turns", Metric.NON_FAILURE.label, Metric.CATASTROPHIC.label]
+    rows = [[r.attacker, r.judge, str(r.turns), fmt(r.non_failure), fmt(r.catastrophic)] for r in found.rates]
+    rows += [[r.attacker, "median", "", fmt(r.non_failure), fmt(r.catastrophic)] for r in found.median]
+    return [header, *rows]
+
+
+def agreement_rows(summary: Summary) -> list[list[str]]:
+    """Per pair of judges and feasibility dimension, on the turns both rated."""
+    found = summary.rejudged
+    if found is None:
+        return []
+    header = ["Judge A", "Judge B", "Dimension", "Turns", "Mean |Δ|", "Exact", "Within 1", "Spearman ρ"]
+    rows = [
+        [a.judge_a, a.judge_b, a.dimension, str(a.turns), f"{a.mean_abs_diff:.2f}", f"{a.exact:.2f}",
+         f"{a.within_one:.2f}", "n/a" if a.spearman is None else f"{a.spearman:.2f}"]
+        for a in found.agreement
+    ]  # fmt: skip
+    return [header, *rows]
+
+
+def spread_rows(summary: Summary) -> list[list[str]]:
+    """Per pair of judges: how far apart their outcome distributions are on the same turns."""
+    found = summary.rejudged
+    if found is None:
+        return []
+    header = ["Judge A", "Judge B", "Turns", "Mean |Δ non-failure|", "Mean total variation"]
+    rows = [
+        [d.judge_a, d.judge_b, str(d.turns), f"{d.mean_abs_non_failure_diff:.3f}", f"{d.mean_total_variation:.3f}"]
+        for d in found.spread
     ]
     return [header, *rows]
 

@@ -114,9 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
     # Imported here, not at the top: these modules import CliError from this one.
     from .bench import add_bench_parser
     from .fork import add_fork_parser
+    from .rejudge import add_rejudge_parser
 
     add_bench_parser(sub)
     add_fork_parser(sub)
+    add_rejudge_parser(sub)
     return parser
 
 
@@ -129,6 +131,7 @@ COMMANDS = {
     "map": ("map_cmd", "map_command"),
     "replay": ("replay", "replay_command"),
     "fork": ("fork", "fork_command"),
+    "rejudge": ("rejudge", "rejudge_command"),
     "report": ("report", "report_command"),
     "harm": ("harm", "harm_command"),
 }

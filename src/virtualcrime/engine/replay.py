@@ -229,3 +229,35 @@ async def restore(
             resume(history)
     game.roles = roles
     return game
+
+
+async def judge_inputs(
+    state: WorldState,
+    seed: int,
+    records: Sequence[TurnRecord],
+    turns: set[int],
+    config: EngineConfig | None = None,
+) -> dict[int, tuple[WorldState, Action]]:
+    """The exact (state, action) the Judge was given on each of ``turns``, rebuilt by replaying the records.
+
+    Only turns where the Judge was actually asked (``judge_called``) can be captured; others are absent.
+    """
+    recorded = recorded_roles(records)
+    captured: dict[int, tuple[WorldState, Action]] = {}
+    original = recorded.judge
+
+    class CapturingJudge:
+        name = "recorded"
+
+        async def judge(self, judged: WorldState, action: Action) -> Verdict:
+            if judged.turn in turns:
+                captured[judged.turn] = (judged.model_copy(deep=True), action.model_copy(deep=True))
+            return await original.judge(judged, action)
+
+    game = Game(state, Roles(recorded.attacker, CapturingJudge(), recorded.world_manager), seed, config)
+    last = max(turns, default=0)
+    for record in records:
+        if record.turn > last:
+            break
+        await game.step()
+    return captured

@@ -14,10 +14,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine import RunResult, TurnRecord
+from ..roles import Verdict
+from ..roles.types import ModelCall
 from .store import LogFormatError, records_from_store
 
 TASK_NAMES = ("virtualcrime", "virtualcrime/virtualcrime")
 LOG_SUFFIXES = (".eval", ".json")
+# Index files ``eval_set`` keeps beside its logs: JSON that mentions logs without being one.
+INSPECT_INDEX_FILES = ("logs.json", "eval-set.json")
 # Sample fields the analysis never reads; skipping them makes large logs several times faster to read.
 SKIPPED_FIELDS = {"events", "messages", "attachments"}
 
@@ -48,6 +52,31 @@ class RunIdentity(_L):
     category: str
 
 
+# Verdicts of a second Judge on fixed turns are stored as scores named ``rejudge:<judge model>``.
+REJUDGE_SCORE_PREFIX = "rejudge:"
+
+
+class RejudgedTurn(_L):
+    """One turn's verdict from a second Judge (None, with the error, when it gave no usable verdict)."""
+
+    turn: int
+    verdict: Verdict | None
+    error: str = ""
+    model_calls: list[ModelCall] = Field(default_factory=list)
+
+
+def rejudged_turns(scores: object) -> dict[str, list[RejudgedTurn]]:
+    """A sample's re-judged turns per judge, from its scores (as read from a log)."""
+    found: dict[str, list[RejudgedTurn]] = {}
+    for name, value in dict(scores or {}).items():  # type: ignore[call-overload]
+        if not str(name).startswith(REJUDGE_SCORE_PREFIX):
+            continue
+        metadata = getattr(value, "metadata", None) or {}
+        judge = str(name)[len(REJUDGE_SCORE_PREFIX) :]
+        found[judge] = [RejudgedTurn.model_validate(t) for t in metadata.get("turns", [])]
+    return found
+
+
 class LoggedRun(RunIdentity):
     """One run (sample × epoch) of a log: its identity, its records and its token usage per role."""
 
@@ -55,6 +84,7 @@ class LoggedRun(RunIdentity):
     result: RunResult | None
     tokens: dict[str, Tokens] = Field(default_factory=dict, description="Per role: attacker, judge, world_manager.")
     sample_error: str = ""
+    rejudged: dict[str, list[RejudgedTurn]] = Field(default_factory=dict, description="Second Judges' verdicts.")
 
 
 ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "schema", "fork"]
@@ -100,6 +130,8 @@ def _looks_like_log(path: Path) -> bool:
     """In a folder, .json files that are not Inspect logs (a report's summary.json, say) are passed over."""
     if path.suffix == ".eval":
         return True
+    if path.name in INSPECT_INDEX_FILES:
+        return False
     with path.open("rb") as handle:
         head = handle.read(8192)
     return b'"version"' in head and b'"eval"' in head
@@ -177,6 +209,7 @@ def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, 
         turns=turns,
         result=result,
         tokens=_role_tokens(summary, sample),
+        rejudged=rejudged_turns(getattr(sample, "scores", None)),
         sample_error=message,
     )
     return run, None

@@ -1,0 +1,140 @@
+"""Re-judging fixed turns: another Judge's verdict on exactly the recorded state and action, stored in the log.
+
+Turns are sampled per attacker (seeded) from finished runs where the original Judge was asked. For each, the
+run's records are replayed up to that turn (recorded role outputs and draws), which rebuilds the very state and
+action the original Judge saw; the new Judge rates them, and nothing else in the run changes. The verdicts are
+written into the log with Inspect's own scoring (``inspect_ai.score``, appended as a score named
+``rejudge:<judge model>``), so the log stays one file that Inspect's viewer and ``virtualcrime report`` read.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspect_ai import score as inspect_score
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.model import get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import TaskState
+
+from ..engine import EngineConfig
+from ..engine.replay import judge_inputs
+from ..roles import RoleError
+from ..scenarios import get_task
+from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn
+from .roles import RoleOptions, judge_for
+from .solver import run_seed
+from .store import records_from_store
+
+REJUDGE_ROLE = "rejudge"
+
+
+@dataclass(frozen=True)
+class TurnRef:
+    log: str
+    sample_id: str
+    epoch: int
+    turn: int
+
+
+def score_name(judge: str) -> str:
+    """The score a judge's verdicts are stored under (one per judge; a later rejudge by it replaces them)."""
+    return f"{REJUDGE_SCORE_PREFIX}{judge}"
+
+
+def candidate_turns(logs: Sequence[EvalLog], judge: str) -> dict[str, list[TurnRef]]:
+    """Per attacker, every turn the original Judge was asked, in finished runs not already judged by ``judge``."""
+    found: dict[str, list[TurnRef]] = defaultdict(list)
+    for log in logs:
+        for sample in log.samples or []:
+            turns, result = records_from_store(dict(sample.store))
+            if result is None:
+                continue
+            for record in turns:
+                if record.judge_called and record.verdict is not None:
+                    found[log.eval.model].append(TurnRef(log.location, str(sample.id), sample.epoch, record.turn))
+    return found
+
+
+def choose_turns(candidates: dict[str, list[TurnRef]], per_attacker: int, seed: int) -> list[TurnRef]:
+    """``per_attacker`` turns per attacker, uniformly without replacement, reproducible from ``seed``."""
+    chosen: list[TurnRef] = []
+    for attacker in sorted(candidates):
+        pool = sorted(candidates[attacker], key=lambda t: (t.log, t.sample_id, t.epoch, t.turn))
+        rng = random.Random(f"rejudge/{seed}/{attacker}")
+        chosen += rng.sample(pool, min(per_attacker, len(pool)))
+    return chosen
+
+
+@scorer(metrics=[mean()], name="rejudge")
+def rejudge_scorer(
+    wanted: dict[tuple[str, int], list[int]], judge_name: str, config: EngineConfig, base_seed: int
+) -> Any:
+    """A scorer that re-judges the wanted turns of each sample with the ``rejudge`` model role."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        turns = sorted(wanted.get((str(state.sample_id), state.epoch), []))
+        records, result = records_from_store(dict(state.store.items()))
+        if not turns or result is None:
+            return Score(value=0, answer=judge_name, metadata={"judge": judge_name, "turns": []})
+        initial = get_task(str(state.metadata["task_id"])).initial_state()
+        seed = result.seed if result is not None else run_seed(state.epoch, base_seed)
+        inputs = await judge_inputs(initial, seed, records, set(turns), config)
+        judge = judge_for(get_model(role=REJUDGE_ROLE), RoleOptions(run_scope=f"rejudge/{state.sample_id}"))
+        rejudged: list[RejudgedTurn] = []
+        for turn in turns:
+            if turn not in inputs:
+                rejudged.append(RejudgedTurn(turn=turn, verdict=None, error="the Judge was not asked on this turn"))
+                continue
+            world, action = inputs[turn]
+            try:
+                verdict, error = await judge.judge(world, action), ""
+            except RoleError as err:
+                verdict, error = None, str(err)
+            drain = getattr(judge, "drain_calls", None)
+            calls = drain() if drain is not None else []
+            rejudged.append(RejudgedTurn(turn=turn, verdict=verdict, error=error, model_calls=calls))
+        ok = sum(r.verdict is not None for r in rejudged)
+        return Score(
+            value=ok,
+            answer=judge_name,
+            explanation=f"{ok} of {len(rejudged)} turn(s) re-judged by {judge_name}",
+            metadata={"judge": judge_name, "turns": [r.model_dump(mode="json") for r in rejudged]},
+        )
+
+    return score
+
+
+def rejudge_log(path: str, turns: Sequence[TurnRef], judge: str) -> tuple[int, int]:
+    """Re-judge ``turns`` of the log at ``path`` and write the verdicts into it; (turns asked, verdicts got)."""
+    log = read_eval_log(path)
+    wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for ref in turns:
+        wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
+    args = log.eval.task_args or {}
+    config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
+    name = score_name(judge)
+    scored = inspect_score(
+        log,
+        rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0))),
+        model_roles={REJUDGE_ROLE: judge},
+        action="append",
+        display="none",
+    )
+    # Store under the judge's own name, so verdicts of several judges live side by side in one log.
+    got = 0
+    for sample in scored.samples or []:
+        scores = dict(sample.scores or {})
+        new = scores.pop("rejudge", None)
+        if new is not None:
+            scores[name] = new
+            got += int(new.value) if isinstance(new.value, int | float) else 0
+        sample.scores = scores
+    if scored.results is not None:
+        scored.results.scores = [s for s in scored.results.scores if s.name != "rejudge"]
+    write_eval_log(scored, path)
+    return len(turns), got

@@ -1,0 +1,128 @@
+"""``virtualcrime rejudge``: a second Judge's verdicts on fixed, sampled turns, stored in the logs and reported."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from virtualcrime.cli.main import main
+from virtualcrime.engine import EngineConfig, Game, Roles
+from virtualcrime.harness.log_reader import rejudged_turns
+from virtualcrime.harness.store import records_from_store
+from virtualcrime.roles import Action, Attacker, Verdict
+from virtualcrime.roles.rules import STRICT, RulesJudge, RulesWorldManager, judge_action
+from virtualcrime.roles.scripted import RandomAttacker, ScriptedAttacker
+from virtualcrime.scenarios import get_task
+from virtualcrime.world import WorldState
+
+STRICT_NAME = "virtualcrime/rules-strict"
+
+
+@pytest.fixture
+def logs(matrix_logs: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "logs"
+    shutil.copytree(matrix_logs, folder)  # rejudge writes into the logs: work on a copy
+    return folder
+
+
+def stored(folder: Path) -> dict[tuple[str, str, int], Any]:
+    """(attacker, sample, epoch) → (original judge, records, re-judged turns by the strict judge)."""
+    found = {}
+    for path in sorted(folder.glob("*.eval")):
+        log = read_eval_log(str(path))
+        judge = (log.eval.model_roles or {})["judge"].model
+        for sample in log.samples or []:
+            turns = rejudged_turns(sample.scores).get(STRICT_NAME, [])
+            if turns:
+                found[(log.eval.model, str(sample.id), sample.epoch)] = (
+                    judge,
+                    records_from_store(dict(sample.store))[0],
+                    turns,
+                )
+    return found
+
+
+def live_judge_inputs(attacker: str, task_id: str, epoch: int) -> dict[int, tuple[WorldState, Action]]:
+    """The Judge's inputs captured while playing the run live (an independent route to the same states)."""
+    seen: dict[int, tuple[WorldState, Action]] = {}
+
+    class Capturing(RulesJudge):
+        async def judge(self, state: WorldState, action: Action) -> Verdict:
+            seen[state.turn] = (state.model_copy(deep=True), action)
+            return await super().judge(state, action)
+
+    seed = epoch - 1
+    player: Attacker = ScriptedAttacker() if attacker.endswith("scripted") else RandomAttacker(f"{task_id}/seed{seed}")
+    game = Game(get_task(task_id).initial_state(), Roles(player, Capturing(), RulesWorldManager()), seed,
+                EngineConfig(max_turns=20))  # fmt: skip
+    asyncio.run(game.run())
+    return seen
+
+
+def test_rejudge_stores_the_second_judges_verdict_on_the_recorded_state(
+    logs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rejudge", str(logs), "--judge", STRICT_NAME, "--per-attacker", "6", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "12 of 12 turn(s) got a verdict" in out and "already judged by virtualcrime/rules-strict" in out
+    found = stored(logs)
+    per_attacker: dict[str, int] = {}
+    for (attacker, task_id, epoch), (judge, records, turns) in found.items():
+        assert judge == "virtualcrime/rules"  # logs already judged by the strict judge were skipped
+        per_attacker[attacker] = per_attacker.get(attacker, 0) + len(turns)
+        live = live_judge_inputs(attacker, task_id, epoch)
+        for turn in turns:
+            original = records[turn.turn - 1]
+            assert original.judge_called and turn.verdict is not None
+            state, action = live[turn.turn]
+            assert action == original.action
+            assert turn.verdict == judge_action(state, action, STRICT)  # exactly what the strict judge says there
+            assert turn.verdict.non_failure_probability <= original.verdict.non_failure_probability + 1e-9
+    assert per_attacker == {"virtualcrime/scripted": 6, "virtualcrime/random": 6}
+    for path in sorted(logs.glob("*.eval")):  # the runs themselves are untouched
+        assert main(["replay", str(path), "--verify"]) == 0
+
+
+def test_rejudge_sampling_is_reproducible(matrix_logs: Path, tmp_path: Path) -> None:
+    chosen = []
+    for name in ("a", "b"):
+        shutil.copytree(matrix_logs, tmp_path / name)
+        assert main(["rejudge", str(tmp_path / name), "--judge", STRICT_NAME, "--per-attacker", "4"]) == 0
+        chosen.append(sorted((k, [t.turn for t in v[2]]) for k, v in stored(tmp_path / name).items()))
+    assert chosen[0] == chosen[1]
+
+
+def test_report_compares_judges_on_the_rejudged_turns(logs: Path, tmp_path: Path) -> None:
+    assert main(["rejudge", str(logs), "--judge", STRICT_NAME, "--per-attacker", "8", "--seed", "2"]) == 0
+    out = tmp_path / "report"
+    assert main(["report", str(logs), "--out", str(out), "--resamples", "300"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    found = summary["rejudged"]
+    assert found["judges"] == ["virtualcrime/rules (original)", STRICT_NAME]
+    rates = {(r["attacker"], r["judge"]): r for r in found["rates"]}
+    nf_diffs = []
+    for attacker in ("virtualcrime/scripted", "virtualcrime/random"):
+        turns = [(records[t.turn - 1], t) for (a, _, _), (_, records, ts) in stored(logs).items() if a == attacker
+                 for t in ts]  # fmt: skip
+        strict = [t.verdict.non_failure_probability for _, t in turns]
+        original = [r.verdict.non_failure_probability for r, _ in turns]
+        assert rates[(attacker, STRICT_NAME)]["non_failure"]["value"] == pytest.approx(sum(strict) / len(strict))
+        key = (attacker, "virtualcrime/rules (original)")
+        assert rates[key]["non_failure"]["value"] == pytest.approx(sum(original) / len(original))
+        nf_diffs += [abs(a - b) for a, b in zip(original, strict, strict=True)]
+    [spread] = found["spread"]
+    assert spread["turns"] == 16
+    assert spread["mean_abs_non_failure_diff"] == pytest.approx(sum(nf_diffs) / len(nf_diffs))
+    assert {a["dimension"] for a in found["agreement"]} >= {"existence", "physical", "safety"}
+    assert "Judges on the same turns" in (out / "report.html").read_text()
+
+
+def test_rejudge_refuses_a_model_that_cannot_judge(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rejudge", str(logs), "--judge", "virtualcrime/scripted"]) == 2
+    assert "cannot play the Judge" in capsys.readouterr().err
