@@ -64,21 +64,24 @@ def play_virtualcrime(
 
 async def run_game(state: TaskState, game: Game, checkpoint: RunCheckpoint | None = None) -> TaskState:
     """Play ``game`` (fresh, restored or forked) to its end, keeping every record and the result in the store."""
-    start_run()
-    for record in game.records:  # turns replayed from a checkpoint or a parent run belong to this run's records
-        append_turn(record)
-    monitor = active()
-    if monitor is not None:
-        monitor.run_started()
-    try:
-        result = await _play(game, checkpoint)
-    except BaseException:
+    # Inspect would log every store change as a diff of the whole (growing) store: costly, and redundant since the
+    # store itself is logged in full with the sample.
+    with suspend_store_events():
+        start_run()
+        for record in game.records:  # turns replayed from a checkpoint or a parent run belong to this run's records
+            append_turn(record)
+        monitor = active()
         if monitor is not None:
-            monitor.run_ended(failed=True)
-        raise
-    if monitor is not None:
-        monitor.run_ended(failed=False)
-    store().set(RESULT_KEY, result.model_dump(mode="json"))
+            monitor.run_started()
+        try:
+            result = await _play(game, checkpoint)
+        except BaseException:
+            if monitor is not None:
+                monitor.run_ended(failed=True)
+            raise
+        if monitor is not None:
+            monitor.run_ended(failed=False)
+        store().set(RESULT_KEY, result.model_dump(mode="json"))
     summary = render_result(result)
     transcript().info(summary, source="result")
     state.output = ModelOutput.from_content(model=str(state.model), content=summary)
@@ -117,19 +120,16 @@ async def _play(game: Game, checkpoint: RunCheckpoint | None) -> RunResult:
     """Play turns until the run ends (it may already have ended inside the restored turns)."""
     monitor = active()
     ended = game.termination() if game.records else None
-    # Per-turn spans would otherwise copy and diff the whole (growing) store twice a turn; the store is
-    # still logged in full with the sample.
-    with suspend_store_events():
-        while ended is None:
-            check_budget()  # a spent budget stops the run here, between turns, resumable from its checkpoint
-            # the span holds the turn's model calls (LLM roles) as well as its readable summary
-            async with span(f"turn {game.state.turn + 1}", type="turn"):
-                record = await game.step()
-                append_turn(record)
-                if checkpoint is not None:
-                    checkpoint.append(record)
-                transcript().info(render_turn(record), source=f"turn {record.turn}")
-            if monitor is not None:
-                monitor.turn_done()
-            ended = game.termination()
+    while ended is None:
+        check_budget()  # a spent budget stops the run here, between turns, resumable from its checkpoint
+        # the span holds the turn's model calls (LLM roles) as well as its readable summary
+        async with span(f"turn {game.state.turn + 1}", type="turn"):
+            record = await game.step()
+            append_turn(record)
+            if checkpoint is not None:
+                checkpoint.append(record)
+            transcript().info(render_turn(record), source=f"turn {record.turn}")
+        if monitor is not None:
+            monitor.turn_done()
+        ended = game.termination()
     return game.result(*ended)
