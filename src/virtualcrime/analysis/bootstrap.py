@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
@@ -31,6 +32,22 @@ class Interval:
     @property
     def excludes_zero(self) -> bool:
         return self.low is not None and self.high is not None and (self.low > 0 or self.high < 0)
+
+
+class Estimate(BaseModel):
+    """A rate with its 95 % task-clustered bootstrap interval; ``den`` is what it averages over."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | None
+    low: float | None
+    high: float | None
+    num: float = 0.0
+    den: float = 0.0
+
+    @classmethod
+    def of(cls, interval: Interval, num: float = 0.0, den: float = 0.0) -> Estimate:
+        return cls(value=interval.value, low=interval.low, high=interval.high, num=num, den=den)
 
 
 def task_counts(n_tasks: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> FloatArray:

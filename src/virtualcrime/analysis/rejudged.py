@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..roles.llm.parsing import DIMENSIONS
-from .bootstrap import Bootstrap, spearman
+from .bootstrap import Bootstrap, Estimate, spearman
 from .facts import RunFacts, TurnFacts
 from .judges import nanmedian
 
@@ -26,21 +26,14 @@ class _R(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RejudgeEstimate(_R):
-    value: float | None
-    low: float | None
-    high: float | None
-    den: float
-
-
 class RejudgeRate(_R):
     """One attacker under one judge over the re-judged turns (the original judge's name ends in ORIGINAL)."""
 
     attacker: str
     judge: str
     turns: int
-    non_failure: RejudgeEstimate
-    catastrophic: RejudgeEstimate
+    non_failure: Estimate
+    catastrophic: Estimate
 
 
 class DimensionAgreement(_R):
@@ -102,7 +95,7 @@ def build_rejudge(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Bootstra
     attackers = sorted({a for table in tables.values() for a, _ in table.values()})
     task_index = {t: i for i, t in enumerate(tasks)}
     pairs = [(a, j) for a in attackers for j in judges]
-    estimates: dict[str, list[RejudgeEstimate]] = {}
+    estimates: dict[str, list[Estimate]] = {}
     point_grid: dict[str, np.ndarray] = {}
     sample_grid: dict[str, np.ndarray] = {}
     for metric in ("non_failure", "catastrophic"):
@@ -117,8 +110,7 @@ def build_rejudge(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Bootstra
                 den[task_index[task], p] += 1.0
         point, samples = boot.resample(num, den)
         estimates[metric] = [
-            RejudgeEstimate(value=iv.value, low=iv.low, high=iv.high, den=float(d))
-            for iv, d in zip(boot.intervals(point, samples), den.sum(0), strict=True)
+            Estimate.of(iv, den=float(d)) for iv, d in zip(boot.intervals(point, samples), den.sum(0), strict=True)
         ]
         shape = (len(attackers), len(judges))
         point_grid[metric] = nanmedian(point.reshape(shape), axis=1)
@@ -140,10 +132,7 @@ def build_rejudge(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Bootstra
             attacker=a,
             judge="median",
             turns=0,
-            **{
-                m: RejudgeEstimate(value=ivs[i].value, low=ivs[i].low, high=ivs[i].high, den=0.0)
-                for m, ivs in median_intervals.items()
-            },
+            **{m: Estimate.of(ivs[i]) for m, ivs in median_intervals.items()},
         )
         for i, a in enumerate(attackers)
     ]

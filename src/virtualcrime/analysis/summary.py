@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..harness.log_reader import LogProblem, LogSummary
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, Interval, pearson, spearman
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, Estimate, pearson, spearman
 from .facts import RunFacts
 from .harm import LEXICON_VERSION
 from .judges import nanmedian, rank_correlations, self_preference
@@ -35,20 +35,6 @@ SUMMARY_SCHEMA = "virtualcrime.report/1"
 
 class _S(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class Estimate(_S):
-    """A rate with its 95 % task-clustered bootstrap interval; ``den`` is what it averages over."""
-
-    value: float | None
-    low: float | None
-    high: float | None
-    num: float = 0.0
-    den: float = 0.0
-
-    @classmethod
-    def of(cls, interval: Interval, num: float = 0.0, den: float = 0.0) -> Estimate:
-        return cls(value=interval.value, low=interval.low, high=interval.high, num=num, den=den)
 
 
 class AttackerRow(_S):

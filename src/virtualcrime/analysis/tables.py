@@ -6,14 +6,14 @@ import csv
 import io
 from collections.abc import Sequence
 
+from .bootstrap import Estimate
 from .metrics import Metric
-from .rejudged import RejudgeEstimate
-from .summary import Estimate, Summary
+from .summary import Summary
 
 TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1)
 
 
-def fmt(est: Estimate | RejudgeEstimate, digits: int = 3) -> str:
+def fmt(est: Estimate, digits: int = 3) -> str:
     """``0.812 [0.771, 0.850]``; ``n/a`` when the rate is undefined."""
     if est.value is None:
         return "n/a"
