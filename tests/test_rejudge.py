@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
+from inspect_ai.tool import ToolChoice, ToolInfo
 
+from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles
 from virtualcrime.harness.log_reader import rejudged_turns
@@ -126,3 +129,36 @@ def test_report_compares_judges_on_the_rejudged_turns(logs: Path, tmp_path: Path
 def test_rejudge_refuses_a_model_that_cannot_judge(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rejudge", str(logs), "--judge", "virtualcrime/scripted"]) == 2
     assert "cannot play the Judge" in capsys.readouterr().err
+
+
+@modelapi(name="rejudgemock")
+class RejudgeMock(ModelAPI):
+    """A language model Judge with valid replies (and one that is not JSON, to exercise the repair path)."""
+
+    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
+                 config: GenerateConfig | None = None, **model_args: Any) -> None:  # fmt: skip
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+        self.calls = 0
+
+    async def generate(
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
+    ) -> ModelOutput:
+        self.calls += 1
+        content = "not json" if self.calls == 1 else scripted_reply(input[-1].text)
+        output = ModelOutput.from_content(model="rejudgemock", content=content)
+        output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
+        return output
+
+
+def test_rejudge_with_a_language_model_judge_records_its_calls(logs: Path, tmp_path: Path) -> None:
+    assert main(["rejudge", str(logs), "--judge", "rejudgemock/j", "--per-attacker", "3"]) == 0
+    turns = [t for path in sorted(logs.glob("*.eval")) for s in read_eval_log(str(path)).samples or []
+             for t in rejudged_turns(s.scores).get("rejudgemock/j", [])]  # fmt: skip
+    assert len(turns) == 6 and all(t.verdict is not None for t in turns)
+    calls = [c for t in turns for c in t.model_calls]
+    assert all(c.role == "judge" and c.call == "judge" and c.ok for c in calls)
+    assert any(c.attempts == 2 for c in calls)  # an unusable reply was shown back to the model and retried
+    out = tmp_path / "report"
+    assert main(["report", str(logs), "--out", str(out), "--resamples", "200"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert "rejudgemock/j" in summary["rejudged"]["judges"]
