@@ -4,7 +4,7 @@
 
 Every role call first waits ``--latency`` seconds (the ``latency`` task option: a provider round trip without a
 provider), then the offline roles answer. The same 40 tasks × 1 seed run once with 40 runs at a time and once
-serially, through Inspect. Printed:
+serially, through Inspect, after a one-run warm-up (imports and registries load once per process). Printed:
   * the speed-up of the concurrent run over the serial one (target ≥ 32×, ideal 40×);
   * the harness overhead per role call: serial wall time minus the sleeping, divided by the calls;
   * the projected wall time of the paper's matrix (8 attackers × 40 tasks × 3 seeds = 960 runs, up to 60 turns,
@@ -59,6 +59,7 @@ def main() -> None:
     task_ids = sorted(load_tasks())[: args.tasks]
     n = len(task_ids)
 
+    play(task_ids[:1], 1, 0.0, at_once=1)  # warm-up: imports and registries load once per process, not per eval
     concurrent_wall, calls = play(task_ids, args.turns, args.latency, at_once=n)
     serial_wall, serial_calls = play(task_ids, args.turns, args.latency, at_once=1)
     assert calls == serial_calls, "the two passes played different runs"

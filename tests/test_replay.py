@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.model import get_model
 
+from test_llm_roles import mock_outputs
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles, RunResult, TurnRecord
 from virtualcrime.engine.replay import first_difference, replay, restore, verify
 from virtualcrime.harness.store import records_from_store
+from virtualcrime.harness.task import virtualcrime
 from virtualcrime.roles import Attacker, Judge
 from virtualcrime.roles.rules import STRICT, RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import RandomAttacker, ScriptedAttacker
@@ -167,3 +172,32 @@ def test_fork_rejects_a_turn_the_parent_never_reached(matrix_logs: Path, capsys:
     assert main(["fork", str(parent_path), "--sample", "restaurant/robbery", "--turn", "999"]) == 2
     assert "--turn must be between 1 and" in capsys.readouterr().err
     assert main(["fork", str(parent_path), "--sample", "nowhere/none", "--turn", "2"]) == 2
+
+
+def test_verify_re_executes_language_model_roles_from_their_recorded_replies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def mock():  # type: ignore[no-untyped-def]
+        return get_model("mockllm/model", custom_outputs=mock_outputs, memoize=False)
+
+    [log] = inspect_eval(
+        virtualcrime(tasks="restaurant/robbery", seeds=1, max_turns=3),
+        model=mock(),
+        model_roles={"judge": mock(), "world_manager": "virtualcrime/rules"},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert main(["replay", log.location, "--verify"]) == 0
+    assert "3 turns reproduce exactly (re-executed)" in capsys.readouterr().out
+    # Change what the Judge's model said on turn 1: re-parsing it no longer gives the logged verdict.
+    full = read_eval_log(log.location)
+    sample = (full.samples or [])[0]
+    judge_event = next(e for e in sample.events if e.event == "model" and e.role == "judge")
+    reply = json.loads(judge_event.output.completion)
+    reply["outcomes"][0]["probability"], reply["outcomes"][-1]["probability"] = 0.0, 1.0
+    judge_event.output.completion = judge_event.output.choices[0].message.content = json.dumps(reply)
+    tampered = tmp_path / "tampered.eval"
+    write_eval_log(full, str(tampered))
+    assert main(["replay", str(tampered), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "re-executed" in out and "turn 1:" in out

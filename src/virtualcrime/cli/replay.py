@@ -49,16 +49,29 @@ def _records(path: str, sample):  # type: ignore[no-untyped-def]
 
 
 def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
-    """Re-execute each run from its recorded role outputs and draws; 0 when every run reproduces exactly."""
+    """Re-execute each run and compare with its records; 0 when every run reproduces exactly.
+
+    An ordinary run is re-executed: offline roles decide again, language-model roles parse their recorded
+    replies again, with the run's seed. A fork (whose early turns were played by its parent's roles) and a log
+    without model events are replayed from the recorded role outputs instead.
+    """
     import asyncio
 
     from ..engine import EngineConfig
     from ..engine.replay import verify
     from ..harness.fork import fork_reseed
+    from ..harness.log_reader import role_model
+    from ..harness.reexecute import reexecution_roles
+    from ..harness.roles import RoleOptions
     from ..harness.solver import run_seed
     from ..scenarios import ScenarioError, get_task
 
     args = log.eval.task_args or {}
+    models = {
+        "attacker": log.eval.model,
+        "judge": role_model(log.eval.model_roles, "judge"),
+        "world_manager": role_model(log.eval.model_roles, "world_manager"),
+    }
     config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
     failed = 0
     for sample in samples:
@@ -75,14 +88,23 @@ def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
             state = get_task(str(sample.metadata.get("task_id", sample.id))).initial_state()
         except (ValueError, ScenarioError) as err:
             raise CliError(f"{name}: {err}") from err
-        problems = asyncio.run(verify(state, seed, turns, result, config, reseed))
+        roles, how = None, "replayed from recorded role outputs"
+        if not isinstance(parent, dict) and (sample.events or not _uses_models(turns)):
+            options = RoleOptions(run_scope=f"{sample.metadata.get('task_id', sample.id)}/seed{seed}",
+                                  max_attempts=int(args.get("max_attempts", 3)))  # fmt: skip
+            roles, how = reexecution_roles(models, sample.events or [], options), "re-executed"
+        problems = asyncio.run(verify(state, seed, turns, result, config, reseed, roles))
         if problems:
             failed += 1
-            print(f"MISMATCH {name}: {len(problems)} difference(s)")
+            print(f"MISMATCH {name} ({how}): {len(problems)} difference(s)")
             for problem in problems[:10]:
                 print(f"  {problem}")
         else:
             ending = f", {result.status.value}" if result is not None else ", unfinished"
-            print(f"OK       {name}: {len(turns)} turns reproduce exactly{ending}")
+            print(f"OK       {name}: {len(turns)} turns reproduce exactly ({how}){ending}")
     print(f"\n{len(samples) - failed} of {len(samples)} run(s) reproduce exactly")
     return 1 if failed else 0
+
+
+def _uses_models(turns) -> bool:  # type: ignore[no-untyped-def]
+    return any(t.model_calls for t in turns)

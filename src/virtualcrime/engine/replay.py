@@ -140,12 +140,15 @@ async def replay(
     records: Sequence[TurnRecord],
     config: EngineConfig | None = None,
     reseed: Reseed | None = None,
+    roles: Roles | None = None,
 ) -> tuple[list[TurnRecord], RunResult | None]:
     """Re-execute recorded turns from the initial ``state``; the new records and, if the run ended, its result.
 
-    ``reseed`` replays a forked run: from its turn on, draws come from the fork's own seed.
+    ``reseed`` replays a forked run: from its turn on, draws come from the fork's own seed. ``roles`` re-execute
+    the roles themselves (e.g. offline roles live, language-model roles fed their recorded replies) instead of
+    answering from the records.
     """
-    game = Game(state, recorded_roles(records), seed, config)
+    game = Game(state, roles or recorded_roles(records), seed, config)
     for _ in records:
         if reseed is not None and game.state.turn + 1 == reseed.turn:
             reseed.apply(game)
@@ -184,10 +187,11 @@ async def verify(
     result: RunResult | None,
     config: EngineConfig | None = None,
     reseed: Reseed | None = None,
+    roles: Roles | None = None,
 ) -> list[str]:
     """Replay a logged run and list every way it fails to reproduce (empty: identical records and result)."""
     try:
-        replayed, replayed_result = await replay(state, seed, records, config, reseed)
+        replayed, replayed_result = await replay(state, seed, records, config, reseed, roles)
     except ReplayMismatch as err:
         return [str(err)]
     problems = []

@@ -1,0 +1,85 @@
+"""Re-executing a logged run's roles: offline roles run again, language-model roles get their recorded replies.
+
+This is the strong form of ``replay --verify``: nothing is taken from the turn records. The in-process roles
+(``virtualcrime/scripted``, ``random``, ``rules``, ``rules-strict``) decide again from the state; each language
+model role is given, call by call, the completions its model returned in the log's model events, and parses them
+again (repairs and retries included). If the new records equal the logged ones, the log is a faithful and
+reproducible account of the run, parsing included.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from typing import Any
+
+from inspect_ai.model import get_model
+
+from ..engine import Roles
+from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
+from ..roles.llm.roles import Generate
+from .providers import IN_PROCESS_ROLES
+from .roles import RoleOptions, attacker_for, judge_for, world_manager_for
+
+ROLES = ("attacker", "judge", "world_manager")
+
+
+class RecordedRepliesExhausted(RuntimeError):
+    """A re-executed role asked its model more often than the log shows (the run diverged)."""
+
+
+def recorded_replies(events: Sequence[Any]) -> dict[str, deque[tuple[str | None, str]]]:
+    """Per role, the (call name, completion) of every model call in the sample's events, in order.
+
+    Model events without a model role are the Attacker's (the eval's own model); other roles (e.g. a later
+    ``rejudge``) are ignored.
+    """
+    replies: dict[str, deque[tuple[str | None, str]]] = defaultdict(deque)
+    for event in events:
+        if getattr(event, "event", None) != "model" or getattr(event, "pending", False):
+            continue
+        role = event.role or "attacker"
+        if role not in ROLES:
+            continue
+        schema = event.config.response_schema if event.config is not None else None
+        replies[role].append((schema.name if schema is not None else None, event.output.completion))
+    return replies
+
+
+def replay_generate(role: str, queue: deque[tuple[str | None, str]]) -> Generate:
+    """A ``generate`` that answers each call with the next recorded completion of ``role``."""
+
+    async def generate(prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
+        if not queue:
+            raise RecordedRepliesExhausted(f"{role}: turn {turn} asks for {call}, but the log has no more replies")
+        recorded_call, completion = queue.popleft()
+        if recorded_call is not None and recorded_call != call:
+            raise RecordedRepliesExhausted(
+                f"{role}: turn {turn} asks for {call}; the log's next reply was {recorded_call}"
+            )
+        return completion
+
+    return generate
+
+
+def reexecution_roles(models: dict[str, str], events: Sequence[Any], options: RoleOptions) -> Roles:
+    """Roles for re-executing a run played by ``models`` (role → model name) with the log's ``events``."""
+    replies = recorded_replies(events)
+
+    def offline(name: str) -> bool:
+        provider, _, model = name.partition("/")
+        return provider == "virtualcrime" and model in IN_PROCESS_ROLES
+
+    def llm(role: str) -> Generate:
+        return replay_generate(role, replies[role])
+
+    attacker, judge, world_manager = (models[r] for r in ROLES)
+    return Roles(
+        attacker_for(get_model(attacker), options)
+        if offline(attacker)
+        else LLMAttacker(llm("attacker"), attacker, options.max_attempts),
+        judge_for(get_model(judge), options) if offline(judge) else LLMJudge(llm("judge"), judge, options.max_attempts),
+        world_manager_for(get_model(world_manager), options)
+        if offline(world_manager)
+        else LLMWorldManager(llm("world_manager"), world_manager, options.max_attempts),
+    )
