@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -13,9 +14,11 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 
+from conftest import offline_roles
 from virtualcrime.cli.main import main
 from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
+from virtualcrime.scenarios import get_task
 
 BIN = Path(sys.executable).parent
 
@@ -137,3 +140,20 @@ def test_cli_help_does_not_import_inspect() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "replay" in done.stdout
+
+
+def test_records_of_schema_1_logs_still_read() -> None:
+    from virtualcrime.engine import EngineConfig, Game
+    from virtualcrime.harness.store import LogFormatError
+
+    game = Game(get_task("restaurant/robbery").initial_state(), offline_roles(), 0, EngineConfig(max_turns=2))
+    result = asyncio.run(game.run())
+    old = {
+        "RunStore:schema_version": 1,
+        "RunStore:turns": [r.model_dump(mode="json") for r in game.records],
+        "RunStore:result": result.model_dump(mode="json"),
+    }
+    turns, read = records_from_store(old)
+    assert turns == game.records and read == result
+    with pytest.raises(LogFormatError, match="schema 99"):
+        records_from_store({**old, "RunStore:schema_version": 99})

@@ -109,7 +109,9 @@ def test_cli_verify_reports_a_tampered_log(
     log = read_eval_log(str(sorted(matrix_logs.glob("*.eval"))[0]))
     sample = (log.samples or [])[0]
     turns = sample.store["RunStore:turns"]
-    turns[1]["draw"] = 0.123456
+    second = json.loads(turns[1])  # each record is stored as one JSON string
+    second["draw"] = 0.123456
+    turns[1] = json.dumps(second)
     tampered = tmp_path / "tampered.eval"
     write_eval_log(log, str(tampered))
     assert main(["replay", str(tampered), "--sample", str(sample.id), "--epoch", str(sample.epoch), "--verify"]) == 1

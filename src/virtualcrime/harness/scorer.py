@@ -6,8 +6,7 @@ from inspect_ai.scorer import Score, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
-from ..engine import RunResult
-from .store import RESULT_KEY
+from .store import RESULT_KEY, stored_result
 
 
 @scorer(metrics={"won": [mean(), stderr()], "turns": [mean()]})
@@ -15,10 +14,9 @@ def run_outcome():  # type: ignore[no-untyped-def]
     """Score a run by its end state: ``won`` is 1 for a win (Pass@1 is its mean), ``turns`` the turns played."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        raw = store().get(RESULT_KEY)
-        if raw is None:
+        result = stored_result(store().get(RESULT_KEY))
+        if result is None:
             return Score(value={"won": 0, "turns": 0}, answer="error", explanation="the run produced no result")
-        result = RunResult.model_validate(raw)
         return Score(
             value={"won": int(result.status.value == "won"), "turns": result.turns},
             answer=result.status.value,

@@ -8,7 +8,7 @@ from pathlib import Path
 from inspect_ai.log import transcript
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import span, store
+from inspect_ai.util import span
 
 from ..engine import EngineConfig, Game, Roles, RunResult
 from ..engine.render import render_result, render_turn
@@ -18,7 +18,7 @@ from ..world import WorldState
 from .budget import active, check_budget
 from .checkpoint import RunCheckpoint, RunKey
 from .roles import RoleOptions, resolve_roles, role_models
-from .store import RESULT_KEY, append_turn, start_run
+from .store import append_turn, start_run, store_result
 
 try:  # inspect-ai is pinned; this helper is internal there, so degrade gracefully if it moves
     from inspect_ai.util._store import suspend_store_events
@@ -81,7 +81,7 @@ async def run_game(state: TaskState, game: Game, checkpoint: RunCheckpoint | Non
             raise
         if monitor is not None:
             monitor.run_ended(failed=False)
-        store().set(RESULT_KEY, result.model_dump(mode="json"))
+        store_result(result)
     summary = render_result(result)
     transcript().info(summary, source="result")
     state.output = ModelOutput.from_content(model=str(state.model), content=summary)

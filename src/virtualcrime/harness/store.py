@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.util import StoreModel, store
-from pydantic import Field, ValidationError
+from inspect_ai.util import store
+from pydantic import ValidationError
 
 from ..engine import RunResult, TurnRecord
 
 # Bump when TurnRecord / RunResult change incompatibly; readers name both versions in their error.
-RECORD_SCHEMA_VERSION = 1
-
-
-class RunStore(StoreModel):
-    """Read with ``store_as(RunStore)`` inside a sample; from a log use ``records_from_store``."""
-
-    schema_version: int = RECORD_SCHEMA_VERSION
-    turns: list[TurnRecord] = Field(default_factory=list)
-    result: RunResult | None = None
-
+# 2: each record (and the result) is stored as one JSON string. Inspect keeps long strings once, as attachments,
+# where it would otherwise copy the nested records into every store and state event of the sample (a 3x larger
+# log and most of the per-sample logging time). Version 1 stored them as JSON objects; both are read.
+RECORD_SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 SCHEMA_KEY = "RunStore:schema_version"
 TURNS_KEY = "RunStore:turns"
@@ -39,8 +34,20 @@ def append_turn(record: TurnRecord) -> None:
     """Append one record to the sample's store as plain JSON (cheap: no re-validation of earlier turns)."""
     current = store()
     turns = list(current.get(TURNS_KEY, []))
-    turns.append(record.model_dump(mode="json"))
+    turns.append(record.model_dump_json())
     current.set(TURNS_KEY, turns)
+
+
+def store_result(result: RunResult) -> None:
+    """Keep the run's result in the sample's store."""
+    store().set(RESULT_KEY, result.model_dump_json())
+
+
+def stored_result(data: Any) -> RunResult | None:
+    """The result as stored (a JSON string, or an object in schema 1), or None if the run has none."""
+    if not data:
+        return None
+    return RunResult.model_validate_json(data) if isinstance(data, str) else RunResult.model_validate(data)
 
 
 def records_from_store(data: dict[str, Any]) -> tuple[list[TurnRecord], RunResult | None]:
@@ -49,10 +56,14 @@ def records_from_store(data: dict[str, Any]) -> tuple[list[TurnRecord], RunResul
     Raises LogFormatError, naming the schema versions, when the records do not match this version.
     """
     found = data.get(SCHEMA_KEY, "unversioned")
+    if found not in READABLE_SCHEMAS and (data.get(TURNS_KEY) or data.get(RESULT_KEY)):
+        raise LogFormatError(f"records use schema {found}; this VirtualCrime reads schemas {READABLE_SCHEMAS}")
     try:
-        turns = [TurnRecord.model_validate(t) for t in data.get(TURNS_KEY) or []]
-        raw = data.get(RESULT_KEY)
-        return turns, RunResult.model_validate(raw) if raw else None
+        turns = [
+            TurnRecord.model_validate_json(t) if isinstance(t, str) else TurnRecord.model_validate(t)
+            for t in data.get(TURNS_KEY) or []
+        ]
+        return turns, stored_result(data.get(RESULT_KEY))
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
