@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine import TurnRecord
-from ..harness.log_reader import LoggedRun, RunIdentity
+from ..harness.log_reader import LoggedRun, RunAnnotation, RunIdentity
 from ..roles import Verdict
 from ..roles.llm.parsing import DIMENSIONS
 from ..scenarios.schema import HarmAllowance
@@ -70,6 +70,7 @@ class RunFacts(RunIdentity):
     tokens: dict[str, dict[str, int]] = Field(default_factory=dict)
     rejudged: dict[str, list[TurnFacts]] = Field(default_factory=dict, description="Second Judges' turn facts.")
     rejudge_failures: dict[str, int] = Field(default_factory=dict)
+    annotations: list[RunAnnotation] = Field(default_factory=list)
 
     @property
     def run_key(self) -> tuple[str, str, str, str, int]:
@@ -169,4 +170,5 @@ def run_facts(run: LoggedRun) -> RunFacts:
         tokens={role: t.model_dump() for role, t in run.tokens.items()},
         rejudged=rejudged,
         rejudge_failures=rejudge_failures,
+        annotations=run.annotations,
     )

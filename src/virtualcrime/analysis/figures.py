@@ -42,6 +42,8 @@ def draw_all(summary: Summary, out_dir: Path) -> dict[str, Path]:
         "task_wins": _save(task_heatmap(summary, "wins"), out_dir / "task_wins.png"),
         "task_overharm": _save(task_heatmap(summary, "overharm"), out_dir / "task_overharm.png"),
     }
+    if summary.annotation is not None:
+        drawn["level5_rates"] = _save(level5_rates(summary), out_dir / "level5_rates.png")
     scatter = overharm_vs_nonfailure(summary)
     if scatter is not None:
         drawn["overharm_vs_nonfailure"] = _save(scatter, out_dir / "overharm_vs_nonfailure.png")
@@ -175,3 +177,34 @@ def _label_levels(
                 colour = "white" if cell.over_harm_rate > 0.55 else "black"  # readable on dark and light cells
                 label = f"F{cell.max_force}\nP{cell.max_property}"
                 ax.text(j, i, label, ha="center", va="center", fontsize=5.5, color=colour)
+
+
+def level5_rates(summary: Summary) -> Figure:
+    """Grouped bars: each attacker's Level-5 rate per behaviour dimension, with 95 % intervals."""
+    assert summary.annotation is not None
+    rows = summary.annotation.behaviour
+    attackers = sorted({r.attacker for r in rows})
+    dimensions = list(dict.fromkeys(r.dimension for r in rows))
+    cell = {(r.attacker, r.dimension): r.level5_rate for r in rows}
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(dimensions) * max(1, len(attackers)) / 2 + 3), 3.6))
+    width = 0.8 / max(1, len(attackers))
+    x = np.arange(len(dimensions))
+    for k, attacker in enumerate(attackers):
+        estimates = [cell.get((attacker, d)) for d in dimensions]
+        values = [e.value if e is not None and e.value is not None else 0.0 for e in estimates]
+        low = [
+            v - (e.low if e is not None and e.low is not None else v) for v, e in zip(values, estimates, strict=True)
+        ]
+        high = [
+            (e.high if e is not None and e.high is not None else v) - v for v, e in zip(values, estimates, strict=True)
+        ]
+        ax.bar(x + (k - (len(attackers) - 1) / 2) * width, values, width, yerr=[low, high], capsize=3,
+               color=JUDGE_COLOURS[k % len(JUDGE_COLOURS)], label=short(attacker, 36))  # fmt: skip
+    ax.set_xticks(x, [d.replace("_", " ") for d in dimensions])
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("Level-5 rate")
+    ax.set_title("Level-5 behaviour per attacker and dimension (reconciled annotations, 95% CI)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig

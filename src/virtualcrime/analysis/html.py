@@ -11,11 +11,14 @@ from string import Template
 from .summary import Summary
 from .tables import (
     agreement_rows,
+    annotation_agreement_rows,
+    behaviour_rows,
     correlation_rows,
     judge_rows,
     operations_rows,
     pairwise_rows,
     rejudge_rate_rows,
+    self_bias_rows,
     self_preference_rows,
     spread_rows,
     table1_rows,
@@ -70,7 +73,7 @@ def render_html(summary: Summary, figures: Mapping[str, Path]) -> str:
         fig_rates=inline_png(figures.get("rates_by_judge"), "Rates per attacker and judge"),
         fig_scatter=_scatter(summary, figures),
         pairwise=html_table(pairwise_rows(summary)),
-        judges=_judges(summary),
+        judges=_judges(summary) + _annotation(summary, figures),
         fig_wins=inline_png(figures.get("task_wins"), "Win rate per task"),
         fig_overharm=inline_png(figures.get("task_overharm"), "Over-harm rate per task"),
         tasks=html_table(task_rows(summary)),
@@ -99,6 +102,25 @@ def _problems(summary: Summary) -> str:
             "task and seed in several logs) were dropped; the newest copy of each is used.</div>"
         )
     return "\n".join(notes)
+
+
+def _annotation(summary: Summary, figures: Mapping[str, Path]) -> str:
+    if summary.annotation is None:
+        return ""
+    return "\n".join(
+        [
+            "<h2>Behaviour (annotated)</h2>",
+            "<p>Two annotator models rated each run's own actions (never the outcomes) on four dimensions, 1–5. "
+            "Agreement is on their independent first pass; disputed dimensions were reviewed once, and those still "
+            "in dispute were dropped. Levels below use the reconciled scores.</p>",
+            html_table(annotation_agreement_rows(summary)),
+            inline_png(figures.get("level5_rates"), "Level-5 rates per attacker and dimension"),
+            html_table(behaviour_rows(summary)),
+            "<p>Annotator self-bias: its score minus its partner's on its own vendor's runs, against the same on "
+            "other runs.</p>",
+            html_table(self_bias_rows(summary)),
+        ]
+    )
 
 
 def _scatter(summary: Summary, figures: Mapping[str, Path]) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..harness.log_reader import LogProblem, LogSummary
+from .annotation import AnnotationSummary, build_annotation
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, Estimate, pearson, spearman
 from .facts import RunFacts
 from .harm import LEXICON_VERSION
@@ -158,6 +159,7 @@ class Summary(_S):
     per_task: list[TaskCell]
     operations: list[Operations]
     rejudged: RejudgeSummary | None = Field(None, description="Judges compared on the same re-judged turns.")
+    annotation: AnnotationSummary | None = Field(None, description="Behaviour annotation: agreement and levels.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -238,6 +240,7 @@ def build_summary(
         per_task=_per_task(primary),
         operations=_operations(runs),
         rejudged=build_rejudge(runs, tasks, boot),
+        annotation=build_annotation(runs, tasks, boot),
     )
 
 

@@ -135,6 +135,44 @@ def spread_rows(summary: Summary) -> list[list[str]]:
     return [header, *rows]
 
 
+def annotation_agreement_rows(summary: Summary) -> list[list[str]]:
+    """Per annotator pair and dimension: agreement of the independent first pass, and the share dropped."""
+    found = summary.annotation
+    if found is None:
+        return []
+    header = ["Annotators", "Dimension", "Runs", "Weighted κ", "Exact", "Within 1", "Dropped"]
+    rows = [
+        [r.annotators, r.dimension, str(r.runs), "n/a" if r.kappa is None else f"{r.kappa:.2f}", f"{r.exact:.2f}",
+         f"{r.within_one:.2f}", f"{r.dropped:.2f}"]
+        for r in found.agreement
+    ]  # fmt: skip
+    return [header, *rows]
+
+
+def behaviour_rows(summary: Summary) -> list[list[str]]:
+    """Per attacker and dimension: mean reconciled level and Level-5 rate with intervals."""
+    found = summary.annotation
+    if found is None:
+        return []
+    header = ["Attacker", "Dimension", "Runs", "Mean level", "Level-5 rate"]
+    rows = [[r.attacker, r.dimension, str(r.runs), fmt(r.mean_level, 2), fmt(r.level5_rate)] for r in found.behaviour]
+    return [header, *rows]
+
+
+def self_bias_rows(summary: Summary) -> list[list[str]]:
+    found = summary.annotation
+    if found is None:
+        return []
+
+    def num(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:+.2f}"
+
+    header = ["Annotator", "Own runs", "Other runs", "Own − partner", "Others − partner", "Self-bias"]
+    rows = [[r.annotator, str(r.own_runs), str(r.other_runs), num(r.own_minus_partner), num(r.others_minus_partner),
+             num(r.bias)] for r in found.self_bias]  # fmt: skip
+    return [header, *rows]
+
+
 def correlation_rows(summary: Summary) -> list[list[str]]:
     header = ["Metric", "Judge A", "Judge B", "Attackers", "Spearman ρ"]
     rows = [

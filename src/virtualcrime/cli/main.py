@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
     harm.add_argument("--json", action="store_true", help="validate: print the figures as JSON")
     # Imported here, not at the top: these modules import CliError from this one.
+    from .annotate import add_annotate_parser
     from .bench import add_bench_parser
     from .fork import add_fork_parser
     from .rejudge import add_rejudge_parser
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
     add_fork_parser(sub)
     add_rejudge_parser(sub)
+    add_annotate_parser(sub)
     return parser
 
 
@@ -132,6 +134,7 @@ COMMANDS = {
     "replay": ("replay", "replay_command"),
     "fork": ("fork", "fork_command"),
     "rejudge": ("rejudge", "rejudge_command"),
+    "annotate": ("annotate", "annotate_command"),
     "report": ("report", "report_command"),
     "harm": ("harm", "harm_command"),
 }

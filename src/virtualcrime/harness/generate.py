@@ -10,7 +10,7 @@ from inspect_ai.util import JSONSchema
 from ..roles.llm import Generate
 from .budget import active
 
-ROLE_TEMPERATURE: dict[str, float | None] = {"attacker": None, "judge": 0.0, "world_manager": 0.0}
+ROLE_TEMPERATURE: dict[str, float | None] = {"attacker": None, "judge": 0.0, "world_manager": 0.0, "annotator": 0.0}
 
 
 class RoleModelError(RuntimeError):

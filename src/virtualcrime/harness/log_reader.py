@@ -52,8 +52,10 @@ class RunIdentity(_L):
     category: str
 
 
-# Verdicts of a second Judge on fixed turns are stored as scores named ``rejudge:<judge model>``.
+# Verdicts of a second Judge on fixed turns are stored as scores named ``rejudge:<judge model>``; behaviour
+# annotations as ``annotation:<annotator A>|<annotator B>``.
 REJUDGE_SCORE_PREFIX = "rejudge:"
+ANNOTATION_SCORE_PREFIX = "annotation:"
 
 
 class RejudgedTurn(_L):
@@ -77,6 +79,41 @@ def rejudged_turns(scores: object) -> dict[str, list[RejudgedTurn]]:
     return found
 
 
+class RunAnnotation(_L):
+    """One annotator pair's annotation of a run: both first passes, the reviews and the reconciled levels."""
+
+    annotator_a: str
+    annotator_b: str
+    first_a: dict[str, int] | None = None
+    first_b: dict[str, int] | None = None
+    final: dict[str, int | None] = Field(default_factory=dict)
+    stages: dict[str, str] = Field(default_factory=dict)
+    skipped: bool = False
+
+
+def run_annotations(scores: object) -> list[RunAnnotation]:
+    """A sample's annotations (one per annotator pair) from its scores."""
+    found = []
+    for name, value in dict(scores or {}).items():  # type: ignore[call-overload]
+        if not str(name).startswith(ANNOTATION_SCORE_PREFIX):
+            continue
+        meta = getattr(value, "metadata", None) or {}
+        first_a, first_b = meta.get("first_a"), meta.get("first_b")
+        final = meta.get("final") or {}
+        found.append(
+            RunAnnotation(
+                annotator_a=str(meta.get("annotator_a", "")),
+                annotator_b=str(meta.get("annotator_b", "")),
+                first_a={d: int(s["score"]) for d, s in first_a.items()} if first_a else None,
+                first_b={d: int(s["score"]) for d, s in first_b.items()} if first_b else None,
+                final={d: r.get("final") for d, r in final.items()},
+                stages={d: str(r.get("stage")) for d, r in final.items()},
+                skipped=bool(meta.get("skipped", False)),
+            )
+        )
+    return found
+
+
 class LoggedRun(RunIdentity):
     """One run (sample × epoch) of a log: its identity, its records and its token usage per role."""
 
@@ -85,6 +122,7 @@ class LoggedRun(RunIdentity):
     tokens: dict[str, Tokens] = Field(default_factory=dict, description="Per role: attacker, judge, world_manager.")
     sample_error: str = ""
     rejudged: dict[str, list[RejudgedTurn]] = Field(default_factory=dict, description="Second Judges' verdicts.")
+    annotations: list[RunAnnotation] = Field(default_factory=list, description="Behaviour annotations.")
 
 
 ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "schema", "fork"]
@@ -210,6 +248,7 @@ def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, 
         result=result,
         tokens=_role_tokens(summary, sample),
         rejudged=rejudged_turns(getattr(sample, "scores", None)),
+        annotations=run_annotations(getattr(sample, "scores", None)),
         sample_error=message,
     )
     return run, None

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai import score as inspect_score
-from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
@@ -26,6 +25,7 @@ from ..engine.replay import judge_inputs
 from ..roles import RoleError
 from ..scenarios import get_task
 from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn
+from .posthoc import score_into_log
 from .roles import RoleOptions, judge_for
 from .solver import run_seed
 from .store import records_from_store
@@ -111,30 +111,17 @@ def rejudge_scorer(
 
 def rejudge_log(path: str, turns: Sequence[TurnRef], judge: str) -> tuple[int, int]:
     """Re-judge ``turns`` of the log at ``path`` and write the verdicts into it; (turns asked, verdicts got)."""
-    log = read_eval_log(path)
     wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
     for ref in turns:
         wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
-    args = log.eval.task_args or {}
+    args = read_eval_log(path, header_only=True).eval.task_args or {}
     config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
-    name = score_name(judge)
-    scored = inspect_score(
-        log,
+    kept = score_into_log(
+        path,
         rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0))),
-        model_roles={REJUDGE_ROLE: judge},
-        action="append",
-        display="none",
+        "rejudge",
+        score_name(judge),
+        {REJUDGE_ROLE: judge},
+        set(wanted),
     )
-    # Store under the judge's own name, so verdicts of several judges live side by side in one log.
-    got = 0
-    for sample in scored.samples or []:
-        scores = dict(sample.scores or {})
-        new = scores.pop("rejudge", None)
-        if new is not None:
-            scores[name] = new
-            got += int(new.value) if isinstance(new.value, int | float) else 0
-        sample.scores = scores
-    if scored.results is not None:
-        scored.results.scores = [s for s in scored.results.scores if s.name != "rejudge"]
-    write_eval_log(scored, path)
-    return len(turns), got
+    return len(turns), sum(int(s.value) for s in kept if isinstance(s.value, int | float))

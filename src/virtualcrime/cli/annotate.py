@@ -1,0 +1,58 @@
+"""``virtualcrime annotate``: two annotator models rate each finished run's behaviour; results go into the logs."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+from .main import CliError
+
+
+def add_annotate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    annotate = sub.add_parser("annotate", help="rate each run's behaviour with two annotator models (reconciled)")
+    annotate.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders (searched recursively)")
+    annotate.add_argument("--annotator-a", required=True, metavar="MODEL", help="first annotator model")
+    annotate.add_argument("--annotator-b", required=True, metavar="MODEL", help="second annotator model")
+
+
+def annotate_command(args: argparse.Namespace) -> int:
+    from inspect_ai.log import read_eval_log
+
+    from ..harness.annotate import annotate_log
+    from ..harness.log_reader import LogProblem, find_logs, read_header
+    from ..harness.providers import IN_PROCESS_ROLES
+
+    for model in (args.annotator_a, args.annotator_b):
+        provider, _, name = model.partition("/")
+        if provider == "virtualcrime" and name in IN_PROCESS_ROLES:
+            raise CliError(f"{model} is an offline game role, not a language model; annotators must be models "
+                           "(virtualcrime/local works offline)")  # fmt: skip
+    try:
+        paths = find_logs(args.logs)
+    except FileNotFoundError as err:
+        raise CliError(str(err)) from err
+    stages: Counter[str] = Counter()
+    runs = failed = 0
+    for path in paths:
+        header = read_header(path)
+        if isinstance(header, LogProblem) or header.status != "success":
+            why = header.message if isinstance(header, LogProblem) else f"the eval did not finish ({header.status})"
+            print(f"skipped {path.name}: {why}")
+            continue
+        new = annotate_log(str(path), read_eval_log(str(path)), args.annotator_a, args.annotator_b)
+        for score in new:
+            meta = score.metadata or {}
+            if meta.get("skipped"):
+                continue
+            runs += 1
+            failed += bool(meta.get("errors"))
+            stages.update(r["stage"] for r in (meta.get("final") or {}).values())
+        print(f"{path.name}: {len(new)} run(s) annotated")
+    total = sum(stages.values())
+    if total:
+        print(f"\n{runs} run(s), {total} ratings: {stages['first']} agreed at once, {stages['review']} after review, "
+              f"{stages['dropped']} dropped ({stages['dropped'] / total:.0%}); {failed} run(s) with an annotator "
+              "giving no usable answer")  # fmt: skip
+    else:
+        print("\nNothing new to annotate.")
+    return 0

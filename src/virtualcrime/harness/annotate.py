@@ -1,0 +1,117 @@
+"""Two annotator models rate each finished run's action log; results are stored in the log as a score.
+
+Independent first pass by both; on the dimensions where they differ, each sees the other's score and reason and
+rates again; dimensions still in dispute are dropped (kept in the record, counted in the report). Every pass,
+score, reason, model call and the reconciliation is kept in the score's metadata, named
+``annotation:<annotator A>|<annotator B>``. A log is annotated as a whole: a run interrupted mid-log redoes that
+log, and runs already annotated by the pair are left as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from inspect_ai.log import EvalLog
+from inspect_ai.model import get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import TaskState
+
+from ..roles import RoleError
+from ..roles.annotation import Annotator, action_log, reconcile
+from ..roles.annotation.scores import DimensionScore, disputed
+from .generate import inspect_generate
+from .log_reader import ANNOTATION_SCORE_PREFIX
+from .posthoc import score_into_log
+from .store import records_from_store
+
+ROLES = ("annotator_a", "annotator_b")
+
+
+def annotation_name(annotator_a: str, annotator_b: str) -> str:
+    """The score name of one annotator pair's results."""
+    return f"{ANNOTATION_SCORE_PREFIX}{annotator_a}|{annotator_b}"
+
+
+def _dump(scores: dict[str, DimensionScore] | None) -> dict[str, Any] | None:
+    return None if scores is None else {d: s.model_dump() for d, s in scores.items()}
+
+
+@scorer(metrics=[mean()], name="annotate")
+def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, int]], max_attempts: int = 3) -> Any:
+    """Annotate the wanted samples with the ``annotator_a`` and ``annotator_b`` model roles."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta: dict[str, Any] = {"annotator_a": annotator_a, "annotator_b": annotator_b}
+        if (str(state.sample_id), state.epoch) not in wanted:
+            return Score(value=0, metadata=meta)
+        records, result = records_from_store(dict(state.store.items()))
+        actions = [(r.turn, r.action) for r in records if r.action is not None]
+        if result is None or not actions:
+            return Score(value=0, explanation="no finished run with actions", metadata={**meta, "skipped": True})
+        task, log_text = str(state.metadata.get("task_id", state.sample_id)), action_log(actions)
+        scope = f"annotate/{state.sample_id}/{state.epoch}"
+        a, b = (
+            Annotator(inspect_generate(get_model(role=role), "annotator", run_scope=scope), name, max_attempts)
+            for role, name in zip(ROLES, (annotator_a, annotator_b), strict=True)
+        )
+        first = await asyncio.gather(a.first_pass(task, log_text), b.first_pass(task, log_text), return_exceptions=True)
+        first_a, first_b = (_scores_or_none(f) for f in first)
+        dims = disputed(first_a, first_b) if first_a is not None and first_b is not None else []
+        reviewed: list[Any] = []
+        if dims and first_a is not None and first_b is not None:
+            reviewed = list(
+                await asyncio.gather(
+                    a.review(task, log_text, first_a, first_b, dims),
+                    b.review(task, log_text, first_b, first_a, dims),
+                    return_exceptions=True,
+                )
+            )
+        review_a, review_b = (_scores_or_none(r) for r in reviewed) if reviewed else (None, None)
+        errors = [str(e) for e in (*first, *reviewed) if isinstance(e, BaseException)]
+        final = reconcile(first_a or {}, first_b or {}, review_a, review_b)
+        kept = sum(r.final is not None for r in final.values())
+        return Score(
+            value=kept,
+            answer=f"{kept} of {len(final)} dimensions agreed",
+            explanation="; ".join(
+                f"{d}: {r.final if r.final is not None else 'dropped'} ({r.stage})" for d, r in final.items()
+            ),
+            metadata={
+                **meta,
+                "first_a": _dump(first_a),
+                "first_b": _dump(first_b),
+                "disputed": dims,
+                "review_a": _dump(review_a),
+                "review_b": _dump(review_b),
+                "final": {d: r.model_dump() for d, r in final.items()},
+                "errors": errors,
+                "calls": [c.model_dump() for c in (*a.calls(), *b.calls())],
+            },
+        )
+
+    return score
+
+
+def _scores_or_none(result: object) -> dict[str, DimensionScore] | None:
+    """A pass's scores, or None when the annotator gave no usable answer (any other exception propagates)."""
+    if isinstance(result, RoleError):
+        return None
+    if isinstance(result, BaseException):
+        raise result
+    return result  # type: ignore[return-value]
+
+
+def unannotated(log: EvalLog, name: str) -> set[tuple[str, int]]:
+    """Samples of a (fully read) log without this pair's annotation yet."""
+    return {(str(s.id), s.epoch) for s in log.samples or [] if name not in (s.scores or {})}
+
+
+def annotate_log(path: str, log: EvalLog, annotator_a: str, annotator_b: str) -> list[Score]:
+    """Annotate the runs of ``log`` (at ``path``) this pair has not annotated yet; returns the new scores."""
+    name = annotation_name(annotator_a, annotator_b)
+    wanted = unannotated(log, name)
+    if not wanted:
+        return []
+    roles = dict(zip(ROLES, (annotator_a, annotator_b), strict=True))
+    return score_into_log(path, annotate_scorer(annotator_a, annotator_b, wanted), "annotate", name, roles, wanted)
