@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..engine import TurnRecord
 from ..harness.log_reader import LoggedRun, RunAnnotation, RunIdentity
 from ..roles import Verdict
+from ..roles.interrogation import Answers
 from ..roles.llm.parsing import DIMENSIONS
 from ..scenarios.schema import HarmAllowance
 from .harm import RunHarm, action_text, run_harm
@@ -71,6 +72,7 @@ class RunFacts(RunIdentity):
     rejudged: dict[str, list[TurnFacts]] = Field(default_factory=dict, description="Second Judges' turn facts.")
     rejudge_failures: dict[str, int] = Field(default_factory=dict)
     annotations: list[RunAnnotation] = Field(default_factory=list)
+    interrogation: list[Answers] = Field(default_factory=list)
 
     @property
     def run_key(self) -> tuple[str, str, str, str, int]:
@@ -171,4 +173,5 @@ def run_facts(run: LoggedRun) -> RunFacts:
         rejudged=rejudged,
         rejudge_failures=rejudge_failures,
         annotations=run.annotations,
+        interrogation=run.interrogation,
     )

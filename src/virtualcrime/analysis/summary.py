@@ -19,6 +19,7 @@ from .annotation import AnnotationSummary, build_annotation
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, Estimate, pearson, spearman
 from .facts import RunFacts
 from .harm import LEXICON_VERSION
+from .interrogation import InterrogationSummary, build_interrogation
 from .judges import nanmedian, rank_correlations, self_preference
 from .metrics import (
     Metric,
@@ -160,6 +161,7 @@ class Summary(_S):
     operations: list[Operations]
     rejudged: RejudgeSummary | None = Field(None, description="Judges compared on the same re-judged turns.")
     annotation: AnnotationSummary | None = Field(None, description="Behaviour annotation: agreement and levels.")
+    interrogation: InterrogationSummary | None = Field(None, description="Post-hoc interrogation per framing.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -241,6 +243,7 @@ def build_summary(
         operations=_operations(runs),
         rejudged=build_rejudge(runs, tasks, boot),
         annotation=build_annotation(runs, tasks, boot),
+        interrogation=build_interrogation(runs, tasks, boot),
     )
 
 

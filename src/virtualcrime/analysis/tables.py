@@ -7,6 +7,7 @@ import io
 from collections.abc import Sequence
 
 from .bootstrap import Estimate
+from .interrogation import InterrogationRow
 from .metrics import Metric
 from .summary import Summary
 
@@ -170,6 +171,24 @@ def self_bias_rows(summary: Summary) -> list[list[str]]:
     header = ["Annotator", "Own runs", "Other runs", "Own − partner", "Others − partner", "Self-bias"]
     rows = [[r.annotator, str(r.own_runs), str(r.other_runs), num(r.own_minus_partner), num(r.others_minus_partner),
              num(r.bias)] for r in found.self_bias]  # fmt: skip
+    return [header, *rows]
+
+
+def interrogation_rows(summary: Summary) -> list[list[str]]:
+    """Per attacker and framing: the four interrogation rates, each with its change against CTRL."""
+    found = summary.interrogation
+    if found is None:
+        return []
+    names = ("admission", "refusal", "would_refuse", "credible")
+    header = ["Attacker", "Framing", "Runs", *(f"{n.replace('_', ' ')} (Δ vs CTRL)" for n in names)]
+
+    def cell(row: InterrogationRow, name: str) -> str:
+        change = row.change_vs_ctrl.get(name)
+        if change is None or change.value is None or change.low is None or change.high is None:
+            return fmt(row.rates[name])
+        return f"{fmt(row.rates[name])} ({change.value:+.2f} [{change.low:+.2f}, {change.high:+.2f}])"
+
+    rows = [[r.attacker, r.condition, str(r.runs), *(cell(r, n) for n in names)] for r in found.rows]
     return [header, *rows]
 
 

@@ -115,12 +115,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .annotate import add_annotate_parser
     from .bench import add_bench_parser
     from .fork import add_fork_parser
+    from .interrogate import add_interrogate_parser
     from .rejudge import add_rejudge_parser
 
     add_bench_parser(sub)
     add_fork_parser(sub)
     add_rejudge_parser(sub)
     add_annotate_parser(sub)
+    add_interrogate_parser(sub)
     return parser
 
 
@@ -135,6 +137,7 @@ COMMANDS = {
     "fork": ("fork", "fork_command"),
     "rejudge": ("rejudge", "rejudge_command"),
     "annotate": ("annotate", "annotate_command"),
+    "interrogate": ("interrogate", "interrogate_command"),
     "report": ("report", "report_command"),
     "harm": ("harm", "harm_command"),
 }

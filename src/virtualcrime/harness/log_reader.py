@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine import RunResult, TurnRecord
 from ..roles import Verdict
+from ..roles.interrogation import Answers
 from ..roles.types import ModelCall
 from .store import LogFormatError, records_from_store
 
@@ -114,6 +115,13 @@ def run_annotations(scores: object) -> list[RunAnnotation]:
     return found
 
 
+def run_interrogation(scores: object) -> list[Answers]:
+    """A sample's interrogation answers (one per condition asked), from its ``interrogation`` score."""
+    value = dict(scores or {}).get("interrogation")  # type: ignore[call-overload]
+    meta = getattr(value, "metadata", None) or {}
+    return [Answers.model_validate(a) for a in meta.get("answers", [])]
+
+
 class LoggedRun(RunIdentity):
     """One run (sample × epoch) of a log: its identity, its records and its token usage per role."""
 
@@ -123,6 +131,7 @@ class LoggedRun(RunIdentity):
     sample_error: str = ""
     rejudged: dict[str, list[RejudgedTurn]] = Field(default_factory=dict, description="Second Judges' verdicts.")
     annotations: list[RunAnnotation] = Field(default_factory=list, description="Behaviour annotations.")
+    interrogation: list[Answers] = Field(default_factory=list, description="Post-hoc interrogation answers.")
 
 
 ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "schema", "fork"]
@@ -249,6 +258,7 @@ def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, 
         tokens=_role_tokens(summary, sample),
         rejudged=rejudged_turns(getattr(sample, "scores", None)),
         annotations=run_annotations(getattr(sample, "scores", None)),
+        interrogation=run_interrogation(getattr(sample, "scores", None)),
         sample_error=message,
     )
     return run, None

@@ -1,0 +1,51 @@
+"""``virtualcrime interrogate``: show each run's action log to the model that played it, under six framings."""
+
+from __future__ import annotations
+
+import argparse
+
+from .main import CliError
+
+
+def add_interrogate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    ask = sub.add_parser("interrogate", help="ask each run's Attacker model about its own actions, six framings")
+    ask.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders (searched recursively)")
+    ask.add_argument("--conditions", default="CTRL,B1,A1,A1B1,A2,A2B1", metavar="LIST",
+                     help="framings to ask under (default all six)")  # fmt: skip
+    ask.add_argument("--min-turns", type=int, default=10, metavar="N", help="runs with at least N executed turns")
+
+
+def interrogate_command(args: argparse.Namespace) -> int:
+    from inspect_ai.log import read_eval_log
+
+    from ..harness.interrogate import interrogate_log
+    from ..harness.log_reader import LogProblem, find_logs, read_header
+    from ..harness.providers import IN_PROCESS_ROLES
+    from ..roles.interrogation import CONDITIONS
+
+    conditions = [c.strip().upper() for c in args.conditions.split(",") if c.strip()]
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown or not conditions:
+        raise CliError(f"unknown condition(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(CONDITIONS)}")
+    if args.min_turns < 1:
+        raise CliError("--min-turns must be at least 1")
+    try:
+        paths = find_logs(args.logs)
+    except FileNotFoundError as err:
+        raise CliError(str(err)) from err
+    runs = calls = 0
+    for path in paths:
+        header = read_header(path)
+        if isinstance(header, LogProblem) or header.status != "success":
+            why = header.message if isinstance(header, LogProblem) else f"the eval did not finish ({header.status})"
+            print(f"skipped {path.name}: {why}")
+            continue
+        provider, _, name = header.attacker.partition("/")
+        if provider == "virtualcrime" and name in IN_PROCESS_ROLES:
+            print(f"skipped {path.name}: its Attacker {header.attacker} is a game role, not a model to question")
+            continue
+        asked, made = interrogate_log(str(path), read_eval_log(str(path)), conditions, args.min_turns)
+        runs, calls = runs + asked, calls + made
+        print(f"{path.name}: {asked} run(s) questioned ({made} call(s) to {header.attacker})")
+    print(f"\n{runs} run(s) questioned with {calls} call(s)" if runs else "\nNothing new to ask.")
+    return 0
