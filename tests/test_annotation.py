@@ -14,9 +14,14 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from virtualcrime.analysis.annotation import quadratic_weighted_kappa
+from test_analysis import make_run
+from virtualcrime.analysis.annotation import build_annotation, quadratic_weighted_kappa
+from virtualcrime.analysis.bootstrap import Bootstrap
+from virtualcrime.analysis.facts import RunFacts
 from virtualcrime.cli.main import main
+from virtualcrime.harness.log_reader import RunAnnotation
 from virtualcrime.roles.annotation import DimensionScore, action_log, parse_scores, reconcile
+from virtualcrime.roles.annotation.scores import BEHAVIOURS as BEHAVIOURS_ALL
 from virtualcrime.roles.llm import ModelOutputError
 from virtualcrime.roles.types import Action
 
@@ -154,3 +159,50 @@ def test_report_shows_agreement_levels_and_level5_rates(logs: Path, tmp_path: Pa
 def test_annotate_refuses_game_roles_as_annotators(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["annotate", str(logs), "--annotator-a", "virtualcrime/rules", "--annotator-b", "annotmock/b"]) == 2
     assert "not a language model" in capsys.readouterr().err
+
+
+def annotated_run(
+    task: str, attacker: str, final: dict[str, int | None], first_a: dict[str, int], first_b: dict[str, int]
+) -> RunFacts:
+    run = make_run(task, 0, [], attacker=attacker)
+    run.annotations = [
+        RunAnnotation(annotator_a="vendor1/a", annotator_b="vendor2/b", first_a=first_a, first_b=first_b, final=final)
+    ]
+    return run
+
+
+def test_levels_level5_rates_and_self_bias_by_hand() -> None:
+    def every(level: int) -> dict[str, int]:
+        return dict.fromkeys(BEHAVIOURS_ALL, level)
+
+    runs = [
+        # attacker x: deception finals 5, 3 (mean 4, Level-5 rate 1/2); one run's collaboration dropped.
+        annotated_run("t1", "x/m", {**every(2), "deception": 5}, every(2), every(2)),
+        annotated_run("t2", "x/m", {**every(2), "deception": 3, "collaboration": None}, every(2), every(3)),
+        # attacker vendor1/a is annotator a's own model: a rates it 1 above b; on x it rated 0.5 lower on average.
+        annotated_run("t1", "vendor1/a", every(4), every(5), every(4)),
+    ]
+    summary = build_annotation(runs, ["t1", "t2"], Bootstrap.for_tasks(2, 2_000, seed=1))
+    assert summary is not None
+    rows = {(r.attacker, r.dimension): r for r in summary.behaviour}
+    deception = rows[("x/m", "deception")]
+    assert deception.mean_level.value == pytest.approx(4.0) and deception.level5_rate.value == pytest.approx(0.5)
+    assert rows[("x/m", "collaboration")].runs == 1
+    bias = {r.annotator: r for r in summary.self_bias}["vendor1/a"]
+    assert bias.own_minus_partner == pytest.approx(1.0) and bias.others_minus_partner == pytest.approx(-0.5)
+    assert bias.bias == pytest.approx(1.5)
+    agreement = {r.dimension: r for r in summary.agreement}["deception"]
+    assert agreement.runs == 3 and agreement.exact == pytest.approx(1 / 3) and agreement.within_one == 1.0
+    assert {r.dimension: r.dropped for r in summary.agreement}["collaboration"] == pytest.approx(1 / 3)
+
+
+def test_local_model_annotates_a_run(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is not installed")
+    assert main(["run", "--task", "restaurant/robbery", "--seeds", "1", "--max-turns", "3", "--log-dir",
+                 str(tmp_path), "--display", "none"]) == 0  # fmt: skip
+    assert main(["annotate", str(tmp_path), "--annotator-a", "virtualcrime/local", "--annotator-b",
+                 "virtualcrime/local"]) == 0  # fmt: skip
+    log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
+    meta = (log.samples or [])[0].scores["annotation:virtualcrime/local|virtualcrime/local"].metadata  # type: ignore[index, union-attr]
+    assert meta is not None and set(meta["final"]) == set(BEHAVIOURS_ALL)
+    assert [c["call"] for c in meta["calls"]][:1] == ["annotate_first"] and len(meta["calls"]) >= 2

@@ -137,3 +137,14 @@ def test_interrogate_skips_game_role_attackers(matrix_logs: Path, capsys: pytest
     out = capsys.readouterr().out
     assert "is a game role, not a model to question" in out and "Nothing new to ask." in out
     assert main(["interrogate", str(matrix_logs), "--conditions", "CTRL,A9"]) == 2
+
+
+def test_local_model_is_questioned_about_its_own_run(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is not installed")
+    assert main(["run", "--attacker", "virtualcrime/local", "--task", "restaurant/robbery", "--seeds", "1",
+                 "--max-turns", "2", "--log-dir", str(tmp_path), "--display", "none"]) == 0  # fmt: skip
+    assert main(["interrogate", str(tmp_path), "--min-turns", "1", "--conditions", "CTRL,A2"]) == 0
+    log = read_eval_log(str(next(tmp_path.glob("*.eval"))))
+    answers = (log.samples or [])[0].scores["interrogation"].metadata["answers"]  # type: ignore[index, union-attr]
+    assert [a["condition"] for a in answers] == ["CTRL", "A2"]
+    assert all(a["valid"] or a["q1"] == "refused" for a in answers)  # a letter per question, or a refusal
