@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage
+from inspect_ai.tool import ToolChoice, ToolInfo
 
 from virtualcrime.engine import EngineConfig, Game, Roles, RunResult
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
@@ -52,3 +55,27 @@ def matrix_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
             assert log.status == "success"
     return folder
+
+
+class ScriptedModelAPI(ModelAPI):
+    """A language model for tests: ``reply(prompt)`` decides the text; every call reports ``USAGE`` tokens.
+
+    Subclass it, implement ``reply`` and register the subclass with ``@modelapi(name=...)``.
+    """
+
+    USAGE = (10, 10)
+
+    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
+                 config: GenerateConfig | None = None, **model_args: Any) -> None:  # fmt: skip
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+
+    def reply(self, prompt: str) -> str:
+        raise NotImplementedError
+
+    async def generate(
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
+    ) -> ModelOutput:
+        output = ModelOutput.from_content(model=self.model_name, content=self.reply(input[-1].text))
+        tokens_in, tokens_out = self.USAGE
+        output.usage = ModelUsage(input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out)
+        return output

@@ -7,13 +7,12 @@ import json
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import modelapi
 
+from conftest import ScriptedModelAPI
 from test_analysis import make_run
 from virtualcrime.analysis.annotation import build_annotation, quadratic_weighted_kappa
 from virtualcrime.analysis.bootstrap import Bootstrap
@@ -92,26 +91,15 @@ REVIEW = {"a": dict(collaboration=3, anti_forensics=1, technical_sophistication=
 
 
 @modelapi(name="annotmock")
-class AnnotatorMock(ModelAPI):
+class AnnotatorMock(ScriptedModelAPI):
     """Annotator "a" or "b": fixed first-pass scores, and fixed answers on review (see FIRST and REVIEW)."""
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig | None = None, **model_args: Any) -> None:  # fmt: skip
-        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-
-    async def generate(
-        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
-    ) -> ModelOutput:
-        prompt = input[-1].text
+    def reply(self, prompt: str) -> str:
         who = self.model_name
         if "## The disputed dimensions" in prompt:
             asked = re.findall(r"^- (\w+): your score", prompt, flags=re.M)
-            reply = {d: {"score": REVIEW[who][d], "reason": "on review"} for d in asked}
-        else:
-            reply = {d: {"score": s, "reason": "first look"} for d, s in FIRST[who].items()}
-        output = ModelOutput.from_content(model=f"annotmock/{who}", content=json.dumps(reply))
-        output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
-        return output
+            return json.dumps({d: {"score": REVIEW[who][d], "reason": "on review"} for d in asked})
+        return json.dumps({d: {"score": s, "reason": "first look"} for d, s in FIRST[who].items()})
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import modelapi
 
+from conftest import ScriptedModelAPI
 from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles, TurnRecord
@@ -93,19 +93,13 @@ def test_a_matrix_killed_mid_run_resumes_without_losing_or_repeating_anything(tm
 
 
 @modelapi(name="budgetmock")
-class BudgetMock(ModelAPI):
+class BudgetMock(ScriptedModelAPI):
     """A language model that plays any role with valid replies and reports 100 + 50 tokens per call."""
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig | None = None, **model_args: Any) -> None:  # fmt: skip
-        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+    USAGE = (100, 50)
 
-    async def generate(
-        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
-    ) -> ModelOutput:
-        output = ModelOutput.from_content(model="budgetmock", content=scripted_reply(input[-1].text))
-        output.usage = ModelUsage(input_tokens=100, output_tokens=50, total_tokens=150)
-        return output
+    def reply(self, prompt: str) -> str:
+        return scripted_reply(prompt)
 
 
 def test_a_token_budget_stops_the_matrix_resumably(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

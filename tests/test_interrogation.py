@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import modelapi
 
+from conftest import ScriptedModelAPI
 from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.harness.interrogate import executed_turns
@@ -72,21 +71,11 @@ def condition_of(prompt: str) -> str:
 
 
 @modelapi(name="suspect")
-class Suspect(ModelAPI):
+class Suspect(ScriptedModelAPI):
     """Plays the Attacker with valid moves, then answers the interrogation as scripted per framing."""
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig | None = None, **model_args: Any) -> None:  # fmt: skip
-        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-
-    async def generate(
-        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
-    ) -> ModelOutput:
-        prompt = input[-1].text
-        content = ANSWERS[condition_of(prompt)] if "## Questions" in prompt else scripted_reply(prompt)
-        output = ModelOutput.from_content(model="suspect", content=content)
-        output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
-        return output
+    def reply(self, prompt: str) -> str:
+        return ANSWERS[condition_of(prompt)] if "## Questions" in prompt else scripted_reply(prompt)
 
 
 @pytest.fixture(scope="module")

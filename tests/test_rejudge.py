@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import modelapi
 
+from conftest import ScriptedModelAPI
 from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles
@@ -132,22 +132,14 @@ def test_rejudge_refuses_a_model_that_cannot_judge(logs: Path, capsys: pytest.Ca
 
 
 @modelapi(name="rejudgemock")
-class RejudgeMock(ModelAPI):
+class RejudgeMock(ScriptedModelAPI):
     """A language model Judge with valid replies (and one that is not JSON, to exercise the repair path)."""
 
-    def __init__(self, model_name: str, base_url: str | None = None, api_key: str | None = None,
-                 config: GenerateConfig | None = None, **model_args: Any) -> None:  # fmt: skip
-        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        self.calls = 0
+    calls = 0
 
-    async def generate(
-        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
-    ) -> ModelOutput:
+    def reply(self, prompt: str) -> str:
         self.calls += 1
-        content = "not json" if self.calls == 1 else scripted_reply(input[-1].text)
-        output = ModelOutput.from_content(model="rejudgemock", content=content)
-        output.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
-        return output
+        return "not json" if self.calls == 1 else scripted_reply(prompt)
 
 
 def test_rejudge_with_a_language_model_judge_records_its_calls(logs: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
+from .finished_logs import finished_logs
 from .main import CliError
 
 
@@ -19,7 +20,6 @@ def annotate_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
     from ..harness.annotate import annotate_log
-    from ..harness.log_reader import LogProblem, find_logs, read_header
     from ..harness.providers import IN_PROCESS_ROLES
 
     for model in (args.annotator_a, args.annotator_b):
@@ -27,18 +27,9 @@ def annotate_command(args: argparse.Namespace) -> int:
         if provider == "virtualcrime" and name in IN_PROCESS_ROLES:
             raise CliError(f"{model} is an offline game role, not a language model; annotators must be models "
                            "(virtualcrime/local works offline)")  # fmt: skip
-    try:
-        paths = find_logs(args.logs)
-    except FileNotFoundError as err:
-        raise CliError(str(err)) from err
     stages: Counter[str] = Counter()
     runs = failed = 0
-    for path in paths:
-        header = read_header(path)
-        if isinstance(header, LogProblem) or header.status != "success":
-            why = header.message if isinstance(header, LogProblem) else f"the eval did not finish ({header.status})"
-            print(f"skipped {path.name}: {why}")
-            continue
+    for path, _ in finished_logs(args.logs):
         new = annotate_log(str(path), read_eval_log(str(path)), args.annotator_a, args.annotator_b)
         for score in new:
             meta = score.metadata or {}

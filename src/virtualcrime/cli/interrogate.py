@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .finished_logs import finished_logs
 from .main import CliError
 
 
@@ -19,7 +20,6 @@ def interrogate_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
     from ..harness.interrogate import interrogate_log
-    from ..harness.log_reader import LogProblem, find_logs, read_header
     from ..harness.providers import IN_PROCESS_ROLES
     from ..roles.interrogation import CONDITIONS
 
@@ -29,17 +29,8 @@ def interrogate_command(args: argparse.Namespace) -> int:
         raise CliError(f"unknown condition(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(CONDITIONS)}")
     if args.min_turns < 1:
         raise CliError("--min-turns must be at least 1")
-    try:
-        paths = find_logs(args.logs)
-    except FileNotFoundError as err:
-        raise CliError(str(err)) from err
     runs = calls = 0
-    for path in paths:
-        header = read_header(path)
-        if isinstance(header, LogProblem) or header.status != "success":
-            why = header.message if isinstance(header, LogProblem) else f"the eval did not finish ({header.status})"
-            print(f"skipped {path.name}: {why}")
-            continue
+    for path, header in finished_logs(args.logs):
         provider, _, name = header.attacker.partition("/")
         if provider == "virtualcrime" and name in IN_PROCESS_ROLES:
             print(f"skipped {path.name}: its Attacker {header.attacker} is a game role, not a model to question")

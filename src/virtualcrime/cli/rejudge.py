@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 
+from .finished_logs import finished_logs
 from .main import CliError
 
 
@@ -19,7 +20,6 @@ def add_rejudge_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore
 def rejudge_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
-    from ..harness.log_reader import LogProblem, find_logs, read_header
     from ..harness.rejudge import candidate_turns, choose_turns, rejudge_log
     from ..harness.roles import RoleConfigError, judge_for
 
@@ -31,18 +31,9 @@ def rejudge_command(args: argparse.Namespace) -> int:
         judge_for(get_model(args.judge))
     except RoleConfigError as err:
         raise CliError(str(err)) from err
-    try:
-        paths = find_logs(args.logs)
-    except FileNotFoundError as err:
-        raise CliError(str(err)) from err
     logs = []
-    for path in paths:
-        header = read_header(path)
-        if isinstance(header, LogProblem):
-            print(f"skipped {path.name}: {header.message}")
-        elif header.status != "success":
-            print(f"skipped {path.name}: the eval did not finish ({header.status})")
-        elif header.judge == args.judge:
+    for path, header in finished_logs(args.logs):
+        if header.judge == args.judge:
             print(f"skipped {path.name}: already judged by {args.judge}")
         else:
             logs.append(read_eval_log(str(path)))
