@@ -269,3 +269,19 @@ def test_unfinished_eval_is_reported_and_left_out_unless_asked(matrix_logs: Path
     assert main(["report", str(folder), "--out", str(out), "--resamples", "200", "--include-unfinished"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert sum(r["runs"] for r in summary["per_judge"]) == len(TASKS) * 4
+
+
+def test_logs_are_read_here_when_worker_processes_cannot_start(
+    matrix_logs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures.process
+
+    from virtualcrime.analysis import report as report_module
+
+    class Broken:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            raise concurrent.futures.process.BrokenProcessPool("no processes here")
+
+    monkeypatch.setattr(report_module, "ProcessPoolExecutor", Broken)
+    loaded = report_module.load_runs([matrix_logs], jobs=2)
+    assert len(loaded.runs) == len(TASKS) * 2 * 4 and not loaded.problems

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
+import sys
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,19 +90,24 @@ def _facts_of_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]
 
 def _map(
     fn: Callable[[LogSummary], tuple[list[RunFacts], list[LogProblem]]], headers: list[LogSummary], jobs: int | None
-) -> Iterator[tuple[list[RunFacts], list[LogProblem]]]:
+) -> list[tuple[list[RunFacts], list[LogProblem]]]:
     """``fn`` over the logs, in order; in worker processes when there are several logs and more than one job.
 
     Reading samples is the slow part of a report (Inspect parses each sample in Python), and logs are
-    independent, so they are read side by side.
+    independent, so they are read side by side. Where worker processes cannot start (an interactive session
+    whose main module cannot be re-imported, a sandbox without process support) the logs are read here instead.
     """
     workers = min(len(headers), jobs if jobs is not None else (os.cpu_count() or 1))
     size = sum(Path(h.log).stat().st_size for h in headers if Path(h.log).exists())
-    if workers <= 1 or (jobs is None and size < PARALLEL_FROM_BYTES):
-        yield from map(fn, headers)
-        return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield from pool.map(fn, headers)
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    importable_main = main_file is not None and Path(main_file).exists()  # spawned workers re-import it
+    if workers <= 1 or (jobs is None and size < PARALLEL_FROM_BYTES) or not importable_main:
+        return list(map(fn, headers))
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(fn, headers))
+    except (BrokenProcessPool, OSError):
+        return list(map(fn, headers))
 
 
 @dataclass
