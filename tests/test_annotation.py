@@ -18,6 +18,7 @@ from virtualcrime.analysis.annotation import build_annotation, quadratic_weighte
 from virtualcrime.analysis.bootstrap import Bootstrap
 from virtualcrime.analysis.facts import RunFacts
 from virtualcrime.cli.main import main
+from virtualcrime.harness.annotate import unannotated
 from virtualcrime.harness.log_reader import RunAnnotation
 from virtualcrime.roles.annotation import DimensionScore, action_log, parse_scores, reconcile
 from virtualcrime.roles.annotation.scores import BEHAVIOURS as BEHAVIOURS_ALL
@@ -194,3 +195,21 @@ def test_local_model_annotates_a_run(tmp_path: Path) -> None:
     meta = (log.samples or [])[0].scores["annotation:virtualcrime/local|virtualcrime/local"].metadata  # type: ignore[index, union-attr]
     assert meta is not None and set(meta["final"]) == set(BEHAVIOURS_ALL)
     assert [c["call"] for c in meta["calls"]][:1] == ["annotate_first"] and len(meta["calls"]) >= 2
+
+
+@modelapi(name="downmock")
+class ProviderDown(ScriptedModelAPI):
+    """A provider that fails every call."""
+
+    def reply(self, prompt: str) -> str:
+        raise ConnectionError("service unavailable")
+
+
+def test_provider_errors_leave_runs_unannotated_for_a_retry(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    one_log = sorted(logs.glob("*.eval"))[0]
+    args = ["annotate", str(one_log), "--annotator-a", "downmock/a", "--annotator-b", "annotmock/b"]
+    assert main(args) == 1
+    assert "left unannotated after provider errors" in capsys.readouterr().out
+    log = read_eval_log(str(one_log))
+    assert unannotated(log, "annotation:downmock/a|annotmock/b") == {(str(s.id), s.epoch) for s in log.samples or []}
+    assert main(args) == 1  # tried again, not skipped as done

@@ -28,11 +28,12 @@ def annotate_command(args: argparse.Namespace) -> int:
             raise CliError(f"{model} is an offline game role, not a language model; annotators must be models "
                            "(virtualcrime/local works offline)")  # fmt: skip
     stages: Counter[str] = Counter()
-    runs = failed = 0
+    runs = failed = provider_errors = 0
     for path, _ in finished_logs(args.logs):
         new = annotate_log(str(path), read_eval_log(str(path)), args.annotator_a, args.annotator_b)
         for score in new:
             meta = score.metadata or {}
+            provider_errors += bool(meta.get("provider_error"))
             if meta.get("skipped"):
                 continue
             runs += 1
@@ -46,4 +47,7 @@ def annotate_command(args: argparse.Namespace) -> int:
               "giving no usable answer")  # fmt: skip
     else:
         print("\nNothing new to annotate.")
+    if provider_errors:
+        print(f"{provider_errors} run(s) left unannotated after provider errors: run the command again to retry them")
+        return 1
     return 0

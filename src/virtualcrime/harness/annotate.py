@@ -20,7 +20,7 @@ from inspect_ai.solver import TaskState
 from ..roles import RoleError
 from ..roles.annotation import Annotator, action_log, reconcile
 from ..roles.annotation.scores import DimensionScore, disputed
-from .generate import inspect_generate
+from .generate import RoleModelError, inspect_generate
 from .log_reader import ANNOTATION_SCORE_PREFIX
 from .posthoc import score_into_log
 from .store import records_from_store
@@ -56,6 +56,10 @@ def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, i
             for role, name in zip(ROLES, (annotator_a, annotator_b), strict=True)
         )
         first = await asyncio.gather(a.first_pass(task, log_text), b.first_pass(task, log_text), return_exceptions=True)
+        provider = next((e for e in first if isinstance(e, RoleModelError)), None)
+        if provider is not None:  # not the annotators' answer: left unannotated, so running again retries it
+            return Score(value=0, explanation=str(provider), metadata={**meta, "skipped": True,
+                                                                      "provider_error": str(provider)})  # fmt: skip
         first_a, first_b = (_scores_or_none(f) for f in first)
         dims = disputed(first_a, first_b) if first_a is not None and first_b is not None else []
         reviewed: list[Any] = []
@@ -67,6 +71,10 @@ def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, i
                     return_exceptions=True,
                 )
             )
+        provider = next((e for e in reviewed if isinstance(e, RoleModelError)), None)
+        if provider is not None:
+            return Score(value=0, explanation=str(provider), metadata={**meta, "skipped": True,
+                                                                      "provider_error": str(provider)})  # fmt: skip
         review_a, review_b = (_scores_or_none(r) for r in reviewed) if reviewed else (None, None)
         errors = [str(e) for e in (*first, *reviewed) if isinstance(e, BaseException)]
         final = reconcile(first_a or {}, first_b or {}, review_a, review_b)
@@ -104,7 +112,12 @@ def _scores_or_none(result: object) -> dict[str, DimensionScore] | None:
 
 def unannotated(log: EvalLog, name: str) -> set[tuple[str, int]]:
     """Samples of a (fully read) log without this pair's annotation yet."""
-    return {(str(s.id), s.epoch) for s in log.samples or [] if name not in (s.scores or {})}
+
+    def done(sample: Any) -> bool:
+        score = (sample.scores or {}).get(name)
+        return score is not None and not (score.metadata or {}).get("provider_error")
+
+    return {(str(s.id), s.epoch) for s in log.samples or [] if not done(s)}
 
 
 def annotate_log(path: str, log: EvalLog, annotator_a: str, annotator_b: str) -> list[Score]:

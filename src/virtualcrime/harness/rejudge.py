@@ -24,6 +24,7 @@ from ..engine import EngineConfig
 from ..engine.replay import judge_inputs
 from ..roles import RoleError
 from ..scenarios import get_task
+from .generate import RoleModelError
 from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn
 from .posthoc import score_into_log
 from .roles import RoleOptions, judge_for
@@ -93,7 +94,7 @@ def rejudge_scorer(
             world, action = inputs[turn]
             try:
                 verdict, error = await judge.judge(world, action), ""
-            except RoleError as err:
+            except (RoleError, RoleModelError) as err:  # no usable verdict, or the provider failed after retries
                 verdict, error = None, str(err)
             drain = getattr(judge, "drain_calls", None)
             calls = drain() if drain is not None else []
