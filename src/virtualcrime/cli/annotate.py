@@ -20,11 +20,10 @@ def annotate_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
     from ..harness.annotate import annotate_log
-    from ..harness.providers import IN_PROCESS_ROLES
+    from ..harness.providers import is_game_role
 
     for model in (args.annotator_a, args.annotator_b):
-        provider, _, name = model.partition("/")
-        if provider == "virtualcrime" and name in IN_PROCESS_ROLES:
+        if is_game_role(model):
             raise CliError(f"{model} is an offline game role, not a language model; annotators must be models "
                            "(virtualcrime/local works offline)")  # fmt: skip
     stages: Counter[str] = Counter()

@@ -20,7 +20,7 @@ def interrogate_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
     from ..harness.interrogate import interrogate_log
-    from ..harness.providers import IN_PROCESS_ROLES
+    from ..harness.providers import is_game_role
     from ..roles.interrogation import CONDITIONS
 
     conditions = [c.strip().upper() for c in args.conditions.split(",") if c.strip()]
@@ -31,8 +31,7 @@ def interrogate_command(args: argparse.Namespace) -> int:
         raise CliError("--min-turns must be at least 1")
     runs = calls = 0
     for path, header in finished_logs(args.logs):
-        provider, _, name = header.attacker.partition("/")
-        if provider == "virtualcrime" and name in IN_PROCESS_ROLES:
+        if is_game_role(header.attacker):
             print(f"skipped {path.name}: its Attacker {header.attacker} is a game role, not a model to question")
             continue
         asked, made = interrogate_log(str(path), read_eval_log(str(path)), conditions, args.min_turns)

@@ -12,13 +12,15 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..roles import Action, PlanUpdate, RoleError, Stage, StageContext, StageResult, Verdict
 from ..roles.types import ModelCall
 from ..world import Observation, WorldState
 from .loop import EngineConfig, Game, Roles
 from .records import RoleFailure, RunResult, TurnRecord
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,13 @@ def _failure(record: TurnRecord, role: str, stage: str | None = None) -> RoleFai
     return next((e for e in record.errors if e.role == role and e.stage == stage), None)
 
 
-def _raise(failure: RoleFailure) -> None:
+def _answer(value: T | None, record: TurnRecord, role: str, missing: str, stage: str | None = None) -> T:
+    """The recorded answer; else the failure the role recorded instead, raised again; else a mismatch."""
+    if value is not None:
+        return value
+    failure = _failure(record, role, stage)
+    if failure is None:
+        raise ReplayMismatch(f"turn {record.turn}: {missing}")
     prefix = f"{failure.role}: "
     message = failure.message[len(prefix) :] if failure.message.startswith(prefix) else failure.message
     raise RoleError(failure.role, message, failure.raw)
@@ -70,23 +78,11 @@ class RecordedAttacker:
     async def plan(self, observation: Observation) -> PlanUpdate:
         record = self._recorded.record(observation.turn)
         self._pending_calls = list(record.model_calls)  # the turn's calls, re-emitted once per turn
-        if record.plan is None:
-            failure = _failure(record, "attacker")
-            if failure is None:
-                raise ReplayMismatch(f"turn {record.turn}: no plan and no attacker failure recorded")
-            _raise(failure)
-        assert record.plan is not None
-        return record.plan
+        return _answer(record.plan, record, "attacker", "no plan and no attacker failure recorded")
 
     async def act(self, observation: Observation) -> Action:
         record = self._recorded.record(observation.turn)
-        if record.action is None:
-            failure = _failure(record, "attacker")
-            if failure is None:
-                raise ReplayMismatch(f"turn {record.turn}: no action and no attacker failure recorded")
-            _raise(failure)
-        assert record.action is not None
-        return record.action
+        return _answer(record.action, record, "attacker", "no action and no attacker failure recorded")
 
     def drain_calls(self) -> list[ModelCall]:
         calls, self._pending_calls = self._pending_calls, []
@@ -101,13 +97,8 @@ class RecordedJudge:
 
     async def judge(self, state: WorldState, action: Action) -> Verdict:
         record = self._recorded.record(state.turn)
-        if record.verdict is None or not record.judge_called:
-            failure = _failure(record, "judge")
-            if failure is None:
-                raise ReplayMismatch(f"turn {record.turn}: the Judge was asked but no verdict was recorded")
-            _raise(failure)
-        assert record.verdict is not None
-        return record.verdict
+        verdict = record.verdict if record.judge_called else None
+        return _answer(verdict, record, "judge", "the Judge was asked but no verdict was recorded")
 
 
 class RecordedWorldManager:
@@ -119,13 +110,7 @@ class RecordedWorldManager:
     async def run_stage(self, stage: Stage, context: StageContext) -> StageResult:
         record = self._recorded.record(context.state.turn)
         result = next((s for s in record.stages if s.stage == stage), None)
-        if result is None:
-            failure = _failure(record, "world_manager", stage)
-            if failure is None:
-                raise ReplayMismatch(f"turn {record.turn}: no result recorded for stage {stage}")
-            _raise(failure)
-        assert result is not None
-        return result
+        return _answer(result, record, "world_manager", f"no result recorded for stage {stage}", stage)
 
 
 def recorded_roles(records: Sequence[TurnRecord]) -> Roles:

@@ -23,6 +23,12 @@ OFFLINE_MODELS = {
 IN_PROCESS_ROLES = ("scripted", "random", "rules", "rules-strict")
 
 
+def is_game_role(model: str) -> bool:
+    """Whether a model name is one of the in-process game roles (no language model behind it)."""
+    provider, _, name = model.partition("/")
+    return provider == "virtualcrime" and name in IN_PROCESS_ROLES
+
+
 class OfflineRoleModel(ModelAPI):
     """Model API for the in-process offline roles."""
 

@@ -18,7 +18,7 @@ from inspect_ai.model import get_model
 from ..engine import Roles
 from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.llm.roles import Generate
-from .providers import IN_PROCESS_ROLES
+from .providers import is_game_role
 from .roles import RoleOptions, attacker_for, judge_for, world_manager_for
 
 ROLES = ("attacker", "judge", "world_manager")
@@ -66,20 +66,17 @@ def reexecution_roles(models: dict[str, str], events: Sequence[Any], options: Ro
     """Roles for re-executing a run played by ``models`` (role → model name) with the log's ``events``."""
     replies = recorded_replies(events)
 
-    def offline(name: str) -> bool:
-        provider, _, model = name.partition("/")
-        return provider == "virtualcrime" and model in IN_PROCESS_ROLES
-
     def llm(role: str) -> Generate:
         return replay_generate(role, replies[role])
 
     attacker, judge, world_manager = (models[r] for r in ROLES)
+    attempts = options.max_attempts
     return Roles(
         attacker_for(get_model(attacker), options)
-        if offline(attacker)
-        else LLMAttacker(llm("attacker"), attacker, options.max_attempts),
-        judge_for(get_model(judge), options) if offline(judge) else LLMJudge(llm("judge"), judge, options.max_attempts),
+        if is_game_role(attacker)
+        else LLMAttacker(llm("attacker"), attacker, attempts),
+        judge_for(get_model(judge), options) if is_game_role(judge) else LLMJudge(llm("judge"), judge, attempts),
         world_manager_for(get_model(world_manager), options)
-        if offline(world_manager)
-        else LLMWorldManager(llm("world_manager"), world_manager, options.max_attempts),
+        if is_game_role(world_manager)
+        else LLMWorldManager(llm("world_manager"), world_manager, attempts),
     )
