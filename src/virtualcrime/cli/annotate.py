@@ -29,7 +29,7 @@ def annotate_command(args: argparse.Namespace) -> int:
     stages: Counter[str] = Counter()
     runs = failed = provider_errors = 0
     for path, _ in finished_logs(args.logs):
-        new = annotate_log(str(path), read_eval_log(str(path)), args.annotator_a, args.annotator_b)
+        new = annotate_log(read_eval_log(str(path)), args.annotator_a, args.annotator_b)
         for score in new:
             meta = score.metadata or {}
             provider_errors += bool(meta.get("provider_error"))

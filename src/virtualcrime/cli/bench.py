@@ -12,8 +12,12 @@ import argparse
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .main import CliError
+
+if TYPE_CHECKING:
+    from ..harness.budget import BenchMonitor
 
 STATE_DIR = ".virtualcrime"
 EXIT_BUDGET = 3
@@ -53,9 +57,10 @@ def bench_command(args: argparse.Namespace) -> int:
     attackers = list(dict.fromkeys(a.strip() for a in args.attackers.split(",") if a.strip()))
     if not attackers:
         raise CliError("--attackers names no model")
-    for number, name in ((args.seeds, "--seeds"), (args.max_turns, "--max-turns"), (args.retry_attempts + 1, "")):
-        if number < 1:
-            raise CliError(f"{name or '--retry-attempts'} must be at least {1 if name else 0}")
+    for value, flag, least in ((args.seeds, "--seeds", 1), (args.max_turns, "--max-turns", 1),
+                               (args.retry_attempts, "--retry-attempts", 0)):  # fmt: skip
+        if value < least:
+            raise CliError(f"{flag} must be at least {least}")
     try:
         for attacker in attackers:
             check_role_models(attacker, args.judge, args.world_manager)
@@ -127,9 +132,6 @@ def bench_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(monitor: object, total: int, every: float, stop: threading.Event) -> None:
-    from ..harness.budget import BenchMonitor
-
-    assert isinstance(monitor, BenchMonitor)
+def _progress(monitor: BenchMonitor, total: int, every: float, stop: threading.Event) -> None:
     while not stop.wait(every):
         print(monitor.status_line(total), file=sys.stderr, flush=True)

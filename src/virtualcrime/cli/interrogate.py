@@ -34,7 +34,7 @@ def interrogate_command(args: argparse.Namespace) -> int:
         if is_game_role(header.attacker):
             print(f"skipped {path.name}: its Attacker {header.attacker} is a game role, not a model to question")
             continue
-        asked, made = interrogate_log(str(path), read_eval_log(str(path)), conditions, args.min_turns)
+        asked, made = interrogate_log(read_eval_log(str(path)), conditions, args.min_turns)
         runs, calls = runs + asked, calls + made
         print(f"{path.name}: {asked} run(s) questioned ({made} call(s) to {header.attacker})")
     print(f"\n{runs} run(s) questioned with {calls} call(s)" if runs else "\nNothing new to ask.")

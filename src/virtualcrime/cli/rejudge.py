@@ -43,13 +43,14 @@ def rejudge_command(args: argparse.Namespace) -> int:
     by_log = defaultdict(list)
     for ref in chosen:
         by_log[ref.log].append(ref)
-    attackers = {log.location: log.eval.model for log in logs}
+    by_location = {log.location: log for log in logs}
     asked = got = 0
     per_attacker: dict[str, int] = defaultdict(int)
     for location, refs in sorted(by_log.items()):
-        n, ok = rejudge_log(location, refs, args.judge)
+        log = by_location[location]
+        n, ok = rejudge_log(log, refs, args.judge)
         asked, got = asked + n, got + ok
-        per_attacker[attackers[location]] += n
+        per_attacker[log.eval.model] += n
     for attacker, n in sorted(per_attacker.items()):
         print(f"{attacker:40} {n:5} turn(s) re-judged")
     print(f"\n{got} of {asked} turn(s) got a verdict from {args.judge}; stored in {len(by_log)} log(s).")

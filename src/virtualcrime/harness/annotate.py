@@ -120,11 +120,11 @@ def unannotated(log: EvalLog, name: str) -> set[tuple[str, int]]:
     return {(str(s.id), s.epoch) for s in log.samples or [] if not done(s)}
 
 
-def annotate_log(path: str, log: EvalLog, annotator_a: str, annotator_b: str) -> list[Score]:
-    """Annotate the runs of ``log`` (at ``path``) this pair has not annotated yet; returns the new scores."""
+def annotate_log(log: EvalLog, annotator_a: str, annotator_b: str) -> list[Score]:
+    """Annotate the runs of ``log`` (read in full) this pair has not annotated yet; returns the new scores."""
     name = annotation_name(annotator_a, annotator_b)
     wanted = unannotated(log, name)
     if not wanted:
         return []
     roles = dict(zip(ROLES, (annotator_a, annotator_b), strict=True))
-    return score_into_log(path, annotate_scorer(annotator_a, annotator_b, wanted), "annotate", name, roles, wanted)
+    return score_into_log(log, annotate_scorer(annotator_a, annotator_b, wanted), "annotate", name, roles, wanted)

@@ -85,10 +85,10 @@ class RunCheckpoint:
             os.fsync(file.fileno())
         os.replace(temporary, self.path)
 
-    def append(self, record: TurnRecord) -> None:
-        """Add one finished turn, on disk before this returns."""
+    def append(self, record_json: str) -> None:
+        """Add one finished turn (its record as JSON), on disk before this returns."""
         with self.path.open("a", encoding="utf-8") as file:
-            file.write(record.model_dump_json() + "\n")
+            file.write(record_json + "\n")
             file.flush()
             os.fsync(file.fileno())
 

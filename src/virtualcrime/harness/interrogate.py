@@ -65,7 +65,7 @@ def interrogate_scorer(
     return score
 
 
-def interrogate_log(path: str, log: EvalLog, conditions: list[str], min_turns: int) -> tuple[int, int]:
+def interrogate_log(log: EvalLog, conditions: list[str], min_turns: int) -> tuple[int, int]:
     """Interrogate the log's runs with at least ``min_turns`` executed turns on the conditions they lack; returns
     (runs asked, calls made)."""
     wanted: dict[tuple[str, int], list[str]] = {}
@@ -83,5 +83,5 @@ def interrogate_log(path: str, log: EvalLog, conditions: list[str], min_turns: i
             earlier[key] = [a for a in answers if not a.get("failed")]
     if not wanted:
         return 0, 0
-    score_into_log(path, interrogate_scorer(wanted, earlier), "interrogate", SCORE_NAME, {}, set(wanted))
+    score_into_log(log, interrogate_scorer(wanted, earlier), "interrogate", SCORE_NAME, {}, set(wanted))
     return len(wanted), sum(len(c) for c in wanted.values())

@@ -11,21 +11,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai import score as inspect_score
-from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.log import EvalLog, write_eval_log
 from inspect_ai.scorer import Score
 
 
 def score_into_log(
-    path: str,
+    log: EvalLog,
     scorer: Any,
     scorer_name: str,
     store_as: str,
     model_roles: Mapping[str, str],
     wanted: set[tuple[str, int]] | None = None,
 ) -> list[Score]:
-    """Score the log at ``path`` and keep each wanted sample's new score as ``store_as``; other samples keep what
-    they had. Returns the new scores kept."""
-    log: EvalLog = read_eval_log(path)
+    """Score ``log`` (read in full) and keep each wanted sample's new score as ``store_as``; other samples keep
+    what they had. The log is written back to its location. Returns the new scores kept."""
     scored = inspect_score(log, scorer, model_roles=dict(model_roles), action="append", display="none")
     kept: list[Score] = []
     for sample in scored.samples or []:
@@ -37,5 +36,5 @@ def score_into_log(
         sample.scores = scores
     if scored.results is not None:
         scored.results.scores = [s for s in scored.results.scores if s.name != scorer_name]
-    write_eval_log(scored, path)
+    write_eval_log(scored, log.location)
     return kept

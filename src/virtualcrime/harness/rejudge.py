@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.log import EvalLog
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
@@ -110,15 +110,15 @@ def rejudge_scorer(
     return score
 
 
-def rejudge_log(path: str, turns: Sequence[TurnRef], judge: str) -> tuple[int, int]:
-    """Re-judge ``turns`` of the log at ``path`` and write the verdicts into it; (turns asked, verdicts got)."""
+def rejudge_log(log: EvalLog, turns: Sequence[TurnRef], judge: str) -> tuple[int, int]:
+    """Re-judge ``turns`` of ``log`` (read in full) and write the verdicts into it; (turns asked, verdicts got)."""
     wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
     for ref in turns:
         wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
-    args = read_eval_log(path, header_only=True).eval.task_args or {}
+    args = log.eval.task_args or {}
     config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
     kept = score_into_log(
-        path,
+        log,
         rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0))),
         "rejudge",
         score_name(judge),

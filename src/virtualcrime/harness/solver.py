@@ -125,9 +125,9 @@ async def _play(game: Game, checkpoint: RunCheckpoint | None) -> RunResult:
         # the span holds the turn's model calls (LLM roles) as well as its readable summary
         async with span(f"turn {game.state.turn + 1}", type="turn"):
             record = await game.step()
-            append_turn(record)
+            record_json = append_turn(record)
             if checkpoint is not None:
-                checkpoint.append(record)
+                checkpoint.append(record_json)
             transcript().info(render_turn(record), source=f"turn {record.turn}")
         if monitor is not None:
             monitor.turn_done()

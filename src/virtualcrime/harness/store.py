@@ -30,12 +30,14 @@ def start_run() -> None:
     store().set(SCHEMA_KEY, RECORD_SCHEMA_VERSION)
 
 
-def append_turn(record: TurnRecord) -> None:
-    """Append one record to the sample's store as plain JSON (cheap: no re-validation of earlier turns)."""
+def append_turn(record: TurnRecord) -> str:
+    """Append one record to the sample's store as a JSON string (no re-validation of earlier turns); returns it."""
     current = store()
     turns = list(current.get(TURNS_KEY, []))
-    turns.append(record.model_dump_json())
+    line = record.model_dump_json()
+    turns.append(line)
     current.set(TURNS_KEY, turns)
+    return line
 
 
 def store_result(result: RunResult) -> None:
