@@ -94,7 +94,7 @@ def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, i
                 "review_b": _dump(review_b),
                 "final": {d: r.model_dump() for d, r in final.items()},
                 "errors": errors,
-                "calls": [c.model_dump() for c in (*a.calls(), *b.calls())],
+                "calls": [c.model_dump() for c in (*a.drain_calls(), *b.drain_calls())],
             },
         )
 

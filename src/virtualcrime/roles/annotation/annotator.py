@@ -10,7 +10,7 @@ from string import Template
 
 from ..llm.prompts import template as llm_template
 from ..llm.roles import _ModelRole
-from ..types import Action, ModelCall
+from ..types import Action
 from .scores import BEHAVIOURS, DimensionScore, parse_scores
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -72,10 +72,6 @@ class Annotator(_ModelRole):
         return await self._ask(
             "annotate_review", 0, text, _schema(dimensions), lambda reply: parse_scores(reply, dimensions)
         )
-
-    def calls(self) -> list[ModelCall]:
-        """The calls made since the last time they were taken (attempts, repairs, failures)."""
-        return self.drain_calls()
 
 
 def _sandbox() -> str:
