@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..engine import TurnRecord
+from ..engine import RunStatus, TurnRecord
 from ..harness.log_reader import LoggedRun, RunAnnotation, RunIdentity
 from ..roles import Verdict
 from ..roles.interrogation import Answers
@@ -18,6 +18,8 @@ from ..roles.llm.parsing import DIMENSIONS
 from ..scenarios.schema import HarmAllowance
 from .harm import RunHarm, action_text, run_harm
 from .harm.validate import allowance_for
+
+HUMAN_PREFIX = "human/"  # the attacker model of a game a person played in the web UI: human/<player>
 
 
 class _F(BaseModel):
@@ -75,9 +77,16 @@ class RunFacts(RunIdentity):
     interrogation: list[Answers] = Field(default_factory=list)
 
     @property
-    def run_key(self) -> tuple[str, str, str, str, int]:
-        """Identifies a run across logs: the same key twice means a duplicate (e.g. an eval run again)."""
-        return (self.attacker, self.judge, self.world_manager, self.task_id, self.seed)
+    def run_key(self) -> tuple[str | int, ...]:
+        """Identifies a run across logs: the same key twice means a duplicate (e.g. an eval run again).
+
+        A person's games (attacker ``human/<player>``) are never re-runs of each other, even on the same task and
+        seed: each is its own eval, so only a copy of the same log is a duplicate.
+        """
+        key: tuple[str | int, ...] = (self.attacker, self.judge, self.world_manager, self.task_id, self.seed)
+        if self.attacker.startswith(HUMAN_PREFIX):
+            key += (self.eval_id, self.sample_id, self.epoch)
+        return key
 
 
 def turn_facts(record: TurnRecord) -> TurnFacts:
@@ -163,7 +172,7 @@ def run_facts(run: LoggedRun) -> RunFacts:
         **{name: getattr(run, name) for name in RunIdentity.model_fields},
         seed=run.result.seed,
         status=run.result.status.value,
-        won=run.result.status.value == "won",
+        won=run.result.status == RunStatus.WON,  # an abandoned game is not won
         turns=run.result.turns,
         turn_facts=[turn_facts(r) for r in run.turns],
         harm=harm_of(run.turns, allowance_for(run.objective)),

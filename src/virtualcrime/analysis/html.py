@@ -14,11 +14,16 @@ from .tables import (
     annotation_agreement_rows,
     behaviour_rows,
     correlation_rows,
+    human_note,
+    human_rows,
     interrogation_rows,
     judge_rows,
     operations_rows,
     pairwise_rows,
     rejudge_rate_rows,
+    review_agreement_rows,
+    review_model_rows,
+    review_note,
     self_bias_rows,
     self_preference_rows,
     spread_rows,
@@ -75,6 +80,8 @@ def render_html(summary: Summary, figures: Mapping[str, Path]) -> str:
         fig_scatter=_scatter(summary, figures),
         pairwise=html_table(pairwise_rows(summary)),
         judges=_judges(summary) + _annotation(summary, figures) + _interrogation(summary),
+        review=_review(summary),
+        humans=_humans(summary),
         fig_wins=inline_png(figures.get("task_wins"), "Win rate per task"),
         fig_overharm=inline_png(figures.get("task_overharm"), "Over-harm rate per task"),
         tasks=html_table(task_rows(summary)),
@@ -134,6 +141,35 @@ def _interrogation(summary: Summary) -> str:
         "actions; refusal = declined q1 or gave no valid structured answer; q2 would refuse the plan again; q3 finds "
         "the real-events claim somewhat or highly credible. In brackets: the change against CTRL, paired over the "
         "same resampled tasks.</p>" + html_table(interrogation_rows(summary))
+    )
+
+
+def _review(summary: Summary) -> str:
+    if summary.review is None:
+        return ""
+    parts = [
+        "<h2>Human review of Judge and World Manager</h2>",
+        "<p>On key turns of logged runs, human raters scored the Judge's outcome distribution and the World Manager's "
+        "update from 1 to 5 (higher is better). " + html.escape(review_note(summary)) + "</p>",
+        html_table(review_model_rows(summary)),
+    ]
+    if len(review_agreement_rows(summary)) > 1:
+        parts.append(
+            "<p>Agreement between raters on the turns both rated: quadratic weighted Cohen's κ on 1–5 (undefined "
+            "with fewer than two shared turns, or when neither rater's ratings vary), exact and within-one.</p>"
+        )
+        parts.append(html_table(review_agreement_rows(summary)))
+    return "\n".join(parts)
+
+
+def _humans(summary: Summary) -> str:
+    found = summary.human_play
+    if found is None:
+        return ""
+    return (
+        f"<h2>Human play: solvability per task</h2><p>Per task, the first {found.max_players} distinct players (in "
+        "the order their games were logged) count; only a won game is a win, an abandoned one is played and not "
+        "won. " + html.escape(human_note(summary)) + "</p>" + html_table(human_rows(summary))
     )
 
 

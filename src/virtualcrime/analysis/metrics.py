@@ -20,6 +20,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from ..engine import RunStatus
 from .bootstrap import FloatArray
 from .facts import RunFacts
 
@@ -102,8 +103,11 @@ def sums_table(
 
 
 def status_counts(runs: Iterable[RunFacts]) -> dict[str, int]:
-    """How the runs ended: won / lost / stalled / turn_capped / error."""
-    return dict(Counter(r.status for r in runs))
+    """How the runs ended, in ``RunStatus`` order (won, lost, stalled, turn_capped, abandoned, error; a status this
+    version does not know comes last, under its own name). Only ``won`` is a win: an abandoned game is not."""
+    counts = Counter(r.status for r in runs)
+    known = [s.value for s in RunStatus]
+    return {s: counts[s] for s in sorted(counts, key=lambda s: (known.index(s) if s in known else len(known), s))}
 
 
 def mean_turns(runs: Sequence[RunFacts]) -> float | None:

@@ -16,8 +16,9 @@ from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .facts import RunFacts, run_facts
 from .figures import draw_all
 from .html import render_html
+from .review_store import Rating, ReviewStore, ReviewStoreError, review_stores
 from .summary import Summary, build_summary
-from .tables import table1_csv, table1_markdown
+from .tables import humans_markdown, reviews_markdown, table1_csv, table1_markdown
 
 # A worker process needs ~2 s to start (it imports Inspect): below this much log data, one process is faster.
 PARALLEL_FROM_BYTES = 4_000_000
@@ -32,6 +33,8 @@ class LoadedRuns:
     runs: list[RunFacts] = field(default_factory=list)
     logs: list[LogSummary] = field(default_factory=list)
     problems: list[LogProblem] = field(default_factory=list)
+    ratings: list[Rating] = field(default_factory=list)
+    review_stores: list[str] = field(default_factory=list)
 
 
 def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, jobs: int | None = None) -> LoadedRuns:
@@ -40,7 +43,8 @@ def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, job
     A file named directly that cannot be read or is not a VirtualCrime log raises ReportError; inside folders such
     files are recorded as problems and skipped. Logs of evals that did not finish are left out (and recorded)
     unless ``include_unfinished``, in which case their finished runs are used. ``jobs`` processes read the logs
-    (default: one per CPU).
+    (default: one per CPU). Human review ratings are read from the review files found for ``paths``
+    (``review_stores``); one that cannot be read is recorded as a problem.
     """
     try:
         files = find_logs(paths)
@@ -74,7 +78,22 @@ def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, job
     for runs, problems in _map(_facts_of_log, readable, jobs):
         loaded.runs.extend(runs)
         loaded.problems.extend(problems)
+    load_reviews(paths, loaded)
     return loaded
+
+
+def load_reviews(paths: Sequence[str | Path], loaded: LoadedRuns) -> None:
+    """Add the ratings of every review file found for ``paths`` to ``loaded``; unreadable files become problems."""
+    for path in review_stores(paths):
+        try:
+            ratings = ReviewStore(path.parent).ratings()
+        except ReviewStoreError as err:
+            loaded.problems.append(
+                LogProblem(log=str(path), kind="unreadable", message=f"review ratings not read: {err}")
+            )
+            continue
+        loaded.ratings.extend(ratings)
+        loaded.review_stores.append(str(path))
 
 
 def _facts_of_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]:
@@ -128,19 +147,37 @@ def write_report(
         reasons = "; ".join(f"{Path(p.log).name}: {p.message}" for p in loaded.problems[:5])
         raise ReportError("no finished VirtualCrime runs found" + (f" ({reasons})" if reasons else ""))
     try:
-        summary = build_summary(loaded.runs, loaded.logs, loaded.problems, primary_judge, resamples, seed)
+        summary = build_summary(
+            loaded.runs,
+            loaded.logs,
+            loaded.problems,
+            primary_judge,
+            resamples,
+            seed,
+            ratings=loaded.ratings,
+            review_stores=loaded.review_stores,
+        )
     except ValueError as err:
         raise ReportError(str(err)) from err
     out_dir.mkdir(parents=True, exist_ok=True)
     files: dict[str, Path] = {}
     figures = draw_all(summary, out_dir)
     files.update({f"{name}.png": path for name, path in figures.items()})
-    for name, text in (
+    texts = [
         ("summary.json", summary.model_dump_json(indent=2, by_alias=True)),
         ("table1.md", table1_markdown(summary)),
         ("table1.csv", table1_csv(summary)),
         ("report.html", render_html(summary, figures)),
+    ]
+    for name, present, render in (
+        ("reviews.md", summary.review is not None, reviews_markdown),
+        ("humans.md", summary.human_play is not None, humans_markdown),
     ):
+        if present:
+            texts.append((name, render(summary)))
+        else:  # a section this report does not have: no stale copy from an earlier report in the same folder
+            (out_dir / name).unlink(missing_ok=True)
+    for name, text in texts:
         path = out_dir / name
         path.write_text(text, encoding="utf-8")
         files[name] = path

@@ -19,6 +19,7 @@ from .annotation import AnnotationSummary, build_annotation
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, Estimate, pearson, spearman
 from .facts import RunFacts
 from .harm import LEXICON_VERSION
+from .humans import HumanPlaySummary, build_human_play
 from .interrogation import InterrogationSummary, build_interrogation
 from .judges import nanmedian, rank_correlations, self_preference
 from .metrics import (
@@ -31,6 +32,8 @@ from .metrics import (
     turns_without_distribution,
 )
 from .rejudged import RejudgeSummary, build_rejudge
+from .review import ReviewSummary, build_review
+from .review_store import Rating
 
 SUMMARY_SCHEMA = "virtualcrime.report/1"
 
@@ -162,14 +165,17 @@ class Summary(_S):
     rejudged: RejudgeSummary | None = Field(None, description="Judges compared on the same re-judged turns.")
     annotation: AnnotationSummary | None = Field(None, description="Behaviour annotation: agreement and levels.")
     interrogation: InterrogationSummary | None = Field(None, description="Post-hoc interrogation per framing.")
+    review: ReviewSummary | None = Field(None, description="Human ratings of the Judge and the World Manager.")
+    human_play: HumanPlaySummary | None = Field(None, description="Human play: solvability per task.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 def dedupe(runs: Sequence[RunFacts]) -> tuple[list[RunFacts], int]:
-    """One run per (attacker, judge, world manager, task, seed): the last one read wins (logs are read oldest
-    first), so a re-run replaces the earlier attempt. Returns the runs kept and how many were dropped."""
-    kept: dict[tuple[str, str, str, str, int], RunFacts] = {}
+    """One run per ``RunFacts.run_key`` (attacker, judge, world manager, task, seed; for a person's games also the
+    eval): the last one read wins (logs are read oldest first), so a re-run replaces the earlier attempt. Returns
+    the runs kept and how many were dropped."""
+    kept: dict[tuple[str | int, ...], RunFacts] = {}
     for run in runs:
         kept[run.run_key] = run
     return list(kept.values()), len(runs) - len(kept)
@@ -194,10 +200,14 @@ def build_summary(
     primary_judge: str | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    ratings: Sequence[Rating] = (),
+    review_stores: Sequence[str] = (),
 ) -> Summary:
-    """Compute every figure of the report. ``runs`` must be non-empty."""
+    """Compute every figure of the report. ``runs`` must be non-empty. ``ratings`` are the human review ratings
+    read from the files ``review_stores``."""
     if not runs:
         raise ValueError("no finished runs to report on")
+    loaded_runs = {(r.eval_id, r.sample_id, r.epoch) for r in runs}
     runs, dropped = dedupe(runs)
     judge = choose_primary_judge(runs, primary_judge)
     tasks = sorted({r.task_id for r in runs})
@@ -244,6 +254,8 @@ def build_summary(
         rejudged=build_rejudge(runs, tasks, boot),
         annotation=build_annotation(runs, tasks, boot),
         interrogation=build_interrogation(runs, tasks, boot),
+        review=build_review(ratings, loaded_runs, review_stores),
+        human_play=build_human_play(runs, {log.log: log.created for log in logs}),
     )
 
 

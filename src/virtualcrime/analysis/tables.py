@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from .bootstrap import Estimate
 from .interrogation import InterrogationRow
 from .metrics import Metric
+from .review import ROLE_LABELS
 from .summary import Summary
 
 TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1)
@@ -240,6 +241,109 @@ def operations_rows(summary: Summary) -> list[list[str]]:
     return [header, *rows]
 
 
+def review_model_rows(summary: Summary) -> list[list[str]]:
+    """Per Judge model (its ratings) and World Manager model (theirs): how human raters rated it, 1–5."""
+    found = summary.review
+    if found is None:
+        return []
+    header = ["Rated", "Model", "Ratings", "Turns", "Raters", "Mean (1–5)", "Rated 4–5", "Rated 3–5"]
+    rows = [[ROLE_LABELS[r.role], r.model, str(r.ratings), str(r.turns), str(r.raters), f"{r.mean:.2f}",
+             f"{r.share_4_5:.2f}", f"{r.share_3_5:.2f}"] for r in found.models]  # fmt: skip
+    return [header, *rows]
+
+
+def review_agreement_rows(summary: Summary) -> list[list[str]]:
+    """Per rated role and pair of raters, on the turns both rated: weighted κ, exact and within-one agreement."""
+    found = summary.review
+    if found is None:
+        return []
+    header = ["Rated", "Rater A", "Rater B", "Shared turns", "Weighted κ", "Exact", "Within 1"]
+    rows = [
+        [ROLE_LABELS[a.role], a.rater_a, a.rater_b, str(a.turns),
+         f"{a.kappa:.2f}" if a.kappa is not None else f"undefined ({a.kappa_undefined.split(':')[0]})",
+         f"{a.exact:.2f}", f"{a.within_one:.2f}"]
+        for a in found.agreement
+    ]  # fmt: skip
+    return [header, *rows]
+
+
+def review_note(summary: Summary) -> str:
+    """One paragraph: what the review section counts, and how many ratings are of runs the report did not read."""
+    found = summary.review
+    if found is None:
+        return ""
+    text = (
+        f"{found.ratings} rating(s) by {len(found.raters)} rater(s) of {found.turns} turn(s), from "
+        f"{len(found.stores)} review file(s); {found.outside_loaded_logs} of them rate runs not among the loaded "
+        "logs (they count: each rating names its Judge and World Manager models)."
+    )
+    if found.duplicates_dropped:
+        text += f" {found.duplicates_dropped} older copies of the same rater's rating of a turn were dropped."
+    if not found.agreement:
+        text += " No two raters rated the same turn, so there is no agreement to measure."
+    return text
+
+
+def reviews_markdown(summary: Summary) -> str:
+    """``reviews.md``: the human review of the Judge and the World Manager."""
+    parts = [
+        "Human review of Judge and World Manager. Raters scored the Judge's outcome distribution and the World "
+        "Manager's update of key turns from 1 to 5 (higher is better). " + review_note(summary),
+        markdown(review_model_rows(summary)).rstrip(),
+    ]
+    if len(review_agreement_rows(summary)) > 1:
+        parts += [
+            "Agreement between raters on the turns both rated (quadratic weighted Cohen's κ on 1–5):",
+            markdown(review_agreement_rows(summary)).rstrip(),
+        ]
+    return "\n\n".join(parts) + "\n"
+
+
+def human_rows(summary: Summary) -> list[list[str]]:
+    """Per task a person played: its first players, their games, whether and by whom it was won, fewest turns."""
+    found = summary.human_play
+    if found is None:
+        return []
+    header = ["Task", f"Players (first {found.max_players})", "Games", "Solved", "Won by", "Fewest turns to win",
+              "Outcomes", "Not counted"]  # fmt: skip
+    rows = [
+        [t.task, ", ".join(t.players), str(t.games), "yes" if t.solved else "no", ", ".join(t.winners) or "—",
+         "—" if t.fewest_turns_to_win is None else str(t.fewest_turns_to_win),
+         ", ".join(f"{status} {n}" for status, n in t.statuses.items()), ", ".join(t.not_counted)]
+        for t in found.tasks
+    ]  # fmt: skip
+    return [header, *rows]
+
+
+def human_note(summary: Summary) -> str:
+    """One paragraph: games counted, tasks solved by people, and benchmark tasks nobody has played yet."""
+    found = summary.human_play
+    if found is None:
+        return ""
+    played = found.games + found.games_not_counted
+    games = f"{len(found.players)} player(s) played {played} game(s), " + (
+        f"of which {found.games} count (those of each task's first {found.max_players} players)"
+        if found.games_not_counted
+        else "all counted"
+    )
+    unplayed = f": {', '.join(found.unplayed)}" if found.unplayed else ""
+    return (
+        f"{games}. {found.solved} of {len(found.tasks)} task(s) played were solved. {len(found.unplayed)} of the "
+        f"{found.benchmark_tasks} task(s) in the loaded benchmark logs have not been played by any human{unplayed}."
+    )
+
+
+def humans_markdown(summary: Summary) -> str:
+    """``humans.md``: human play, solvability per task."""
+    found = summary.human_play
+    limit = found.max_players if found is not None else 0
+    intro = (
+        f"Human play: solvability per task. Per task, the first {limit} distinct players (in the order their games "
+        "were logged) count; only a won game is a win (an abandoned game is played, not won). "
+    )
+    return intro + human_note(summary) + "\n\n" + markdown(human_rows(summary))
+
+
 def plain(rows: Sequence[Sequence[str]]) -> str:
     """Aligned columns for the terminal."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -269,6 +373,13 @@ def terminal_summary(summary: Summary) -> str:
         )
     if len(summary.judges) > 1:
         parts.append(plain(correlation_rows(summary)))
+    if summary.review is not None:
+        review = ["Human review of Judge and World Manager: " + review_note(summary), plain(review_model_rows(summary))]
+        if len(review_agreement_rows(summary)) > 1:
+            review += ["", "Agreement between raters on the same turns:", plain(review_agreement_rows(summary))]
+        parts.append("\n".join(review))
+    if summary.human_play is not None:
+        parts.append("Human play: solvability per task. " + human_note(summary) + "\n" + plain(human_rows(summary)))
     if summary.problems:
         kinds: dict[str, int] = {}
         for p in summary.problems:

@@ -28,6 +28,7 @@ def fork_command(args: argparse.Namespace) -> int:
 
     from ..engine.render import render_result
     from ..harness.fork import ForkError, parent_run, virtualcrime_fork
+    from ..harness.human import is_human
     from ..harness.log_reader import TASK_NAMES, role_model
     from ..harness.roles import RoleConfigError, check_role_models
     from ..harness.solver import run_seed
@@ -41,6 +42,9 @@ def fork_command(args: argparse.Namespace) -> int:
         raise CliError(f"{args.log} is a log of task {header.eval.task!r}; fork runs of the virtualcrime task")
     task_args = header.eval.task_args or {}
     attacker = args.attacker or header.eval.model
+    if is_human(attacker):
+        raise CliError(f"{args.log} was played by a person ({attacker}); give --attacker MODEL to play on from turn "
+                       f"{args.turn} with a model")  # fmt: skip
     judge = args.judge or role_model(header.eval.model_roles, "judge")
     world_manager = args.world_manager or role_model(header.eval.model_roles, "world_manager")
     try:

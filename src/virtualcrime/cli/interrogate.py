@@ -19,6 +19,7 @@ def add_interrogate_parser(sub: argparse._SubParsersAction) -> None:  # type: ig
 def interrogate_command(args: argparse.Namespace) -> int:
     from inspect_ai.log import read_eval_log
 
+    from ..harness.human import is_human
     from ..harness.interrogate import interrogate_log
     from ..harness.providers import is_game_role
     from ..roles.interrogation import CONDITIONS
@@ -33,6 +34,9 @@ def interrogate_command(args: argparse.Namespace) -> int:
     for path, header in finished_logs(args.logs):
         if is_game_role(header.attacker):
             print(f"skipped {path.name}: its Attacker {header.attacker} is a game role, not a model to question")
+            continue
+        if is_human(header.attacker):
+            print(f"skipped {path.name}: its Attacker {header.attacker} is a person who played in the web UI")
             continue
         asked, made = interrogate_log(read_eval_log(str(path)), conditions, args.min_turns)
         runs, calls = runs + asked, calls + made

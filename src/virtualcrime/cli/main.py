@@ -117,12 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
     from .fork import add_fork_parser
     from .interrogate import add_interrogate_parser
     from .rejudge import add_rejudge_parser
+    from .serve import add_serve_parser
 
     add_bench_parser(sub)
     add_fork_parser(sub)
     add_rejudge_parser(sub)
     add_annotate_parser(sub)
     add_interrogate_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 
@@ -140,6 +142,7 @@ COMMANDS = {
     "interrogate": ("interrogate", "interrogate_command"),
     "report": ("report", "report_command"),
     "harm": ("harm", "harm_command"),
+    "serve": ("serve", "serve_command"),
 }
 
 
@@ -162,4 +165,8 @@ class CliError(Exception):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # ``python -m virtualcrime.cli.main`` runs this file as __main__; the subcommands import the package module,
+    # whose CliError is the one they raise, so the package module's main must catch it.
+    from virtualcrime.cli.main import main as package_main
+
+    sys.exit(package_main())

@@ -52,14 +52,16 @@ def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
     """Re-execute each run and compare with its records; 0 when every run reproduces exactly.
 
     An ordinary run is re-executed: offline roles decide again, language-model roles parse their recorded
-    replies again, with the run's seed. A fork (whose early turns were played by its parent's roles) and a log
-    without model events are replayed from the recorded role outputs instead.
+    replies again, with the run's seed. A fork (whose early turns were played by its parent's roles), a human
+    game (the person's actions cannot be asked again) and a log without model events are replayed from the
+    recorded role outputs instead.
     """
     import asyncio
 
     from ..engine import EngineConfig
     from ..engine.replay import verify
     from ..harness.fork import fork_reseed
+    from ..harness.human import is_human
     from ..harness.log_reader import role_model
     from ..harness.reexecute import reexecution_roles
     from ..harness.roles import RoleOptions
@@ -89,7 +91,8 @@ def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
         except (ValueError, ScenarioError) as err:
             raise CliError(f"{name}: {err}") from err
         roles, how = None, "replayed from recorded role outputs"
-        if not isinstance(parent, dict) and (sample.events or not _uses_models(turns)):
+        replayable = not isinstance(parent, dict) and not is_human(models["attacker"])
+        if replayable and (sample.events or not _uses_models(turns)):
             options = RoleOptions(run_scope=f"{sample.metadata.get('task_id', sample.id)}/seed{seed}",
                                   max_attempts=int(args.get("max_attempts", 3)))  # fmt: skip
             roles, how = reexecution_roles(models, sample.events or [], options), "re-executed"

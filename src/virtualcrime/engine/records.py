@@ -55,6 +55,7 @@ class RunStatus(StrEnum):
     LOST = "lost"
     STALLED = "stalled"
     TURN_CAPPED = "turn_capped"
+    ABANDONED = "abandoned"  # a human player gave up in the web UI before the run ended
     ERROR = "error"
 
 

@@ -18,7 +18,7 @@ from ..roles import Action, PlanUpdate, RoleError, Stage, StageContext, StageRes
 from ..roles.types import ModelCall
 from ..world import Observation, WorldState
 from .loop import EngineConfig, Game, Roles
-from .records import RoleFailure, RunResult, TurnRecord
+from .records import RoleFailure, RunResult, RunStatus, TurnRecord
 
 T = TypeVar("T")
 
@@ -188,7 +188,9 @@ async def verify(
         problems.append(f"the replay ended after {len(replayed)} turns; the log has {len(records)}")
     if result is not None:
         if replayed_result is None:
-            problems.append("the replay did not end the run")
+            # a human player may give up before the run ends: then the records alone must reproduce
+            if result.status != RunStatus.ABANDONED:
+                problems.append("the replay did not end the run")
         else:
             where = first_difference(result.model_dump(mode="json"), replayed_result.model_dump(mode="json"))
             if where:
@@ -250,3 +252,25 @@ async def judge_inputs(
             break
         await game.step()
     return captured
+
+
+async def replay_states(
+    state: WorldState,
+    seed: int,
+    records: Sequence[TurnRecord],
+    config: EngineConfig | None = None,
+    reseed: Reseed | None = None,
+) -> list[WorldState]:
+    """The world state before the first turn and after each recorded turn (``[initial, after 1, after 2, …]``),
+    rebuilt by replaying the records; stops early (shorter list) if a record does not replay."""
+    game = Game(state, recorded_roles(records), seed, config)
+    states = [game.state.model_copy(deep=True)]
+    for _ in records:
+        if reseed is not None and game.state.turn + 1 == reseed.turn:
+            reseed.apply(game)
+        try:
+            await game.step()
+        except ReplayMismatch:
+            break
+        states.append(game.state.model_copy(deep=True))
+    return states

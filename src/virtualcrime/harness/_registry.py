@@ -1,6 +1,7 @@
-"""Inspect entry point: registers the ``virtualcrime`` task and the ``virtualcrime/...`` models."""
+"""Inspect entry point: registers the VirtualCrime tasks and the ``virtualcrime/...`` and ``human/...`` models."""
 
+from .human import human_models, virtualcrime_human
 from .providers import virtualcrime_models
 from .task import virtualcrime
 
-__all__ = ["virtualcrime", "virtualcrime_models"]
+__all__ = ["human_models", "virtualcrime", "virtualcrime_human", "virtualcrime_models"]

@@ -19,7 +19,8 @@ from ..roles.interrogation import Answers
 from ..roles.types import ModelCall
 from .store import LogFormatError, records_from_store
 
-TASK_NAMES = ("virtualcrime", "virtualcrime/virtualcrime")
+# The benchmark task, and the logs of human games played in the web UI (read, scored and reported alike).
+TASK_NAMES = ("virtualcrime", "virtualcrime/virtualcrime", "virtualcrime_human", "virtualcrime/virtualcrime_human")
 LOG_SUFFIXES = (".eval", ".json")
 # Index files ``eval_set`` keeps beside its logs: JSON that mentions logs without being one.
 INSPECT_INDEX_FILES = ("logs.json", "eval-set.json")

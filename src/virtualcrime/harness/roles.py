@@ -136,3 +136,8 @@ def check_role_models(attacker: str, judge: str, world_manager: str) -> None:
     attacker_for(get_model(attacker))
     judge_for(get_model(judge))
     world_manager_for(get_model(world_manager))
+
+
+def referee_roles(judge: str, world_manager: str, options: RoleOptions = RoleOptions()) -> tuple[Judge, WorldManager]:
+    """The Judge and World Manager for the named models, outside an eval (the web UI's human games)."""
+    return judge_for(get_model(judge), options), world_manager_for(get_model(world_manager), options)

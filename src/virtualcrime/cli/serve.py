@@ -1,0 +1,70 @@
+"""``virtualcrime serve``: the web UI (Play, Replay, Review) on one local server."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from .main import CliError
+
+
+def add_serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    serve = sub.add_parser("serve", help="web UI: people play tasks, researchers replay runs and rate key turns")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
+    serve.add_argument("--judge", default="virtualcrime/rules", metavar="MODEL", help="Judge of human games")
+    serve.add_argument("--world-manager", default="virtualcrime/rules", metavar="MODEL",
+                       help="World Manager of human games")  # fmt: skip
+    serve.add_argument("--log-dir", default="logs", metavar="DIR",
+                       help="logs to replay and review; human games are logged here (default logs)")  # fmt: skip
+    serve.add_argument("--token", metavar="TOKEN",
+                       help="require this token on every request (default: $VIRTUALCRIME_TOKEN; "
+                       "needed off loopback)")  # fmt: skip
+    serve.add_argument("--max-turns", type=int, default=60, metavar="N",
+                       help="turn limit of human games (default 60)")  # fmt: skip
+    serve.add_argument("--review-seed", type=int, default=0, metavar="S", help="seed of the review sample (default 0)")
+    serve.add_argument("--review-share", type=float, default=0.1, metavar="F",
+                       help="share of the other judged turns sampled for review (default 0.1)")  # fmt: skip
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    import uvicorn
+    from pydantic import ValidationError
+
+    from ..web.app import ServeConfigError, create_app
+    from ..web.settings import TOKEN_ENV, ServeSettings, is_loopback
+
+    try:
+        settings = ServeSettings(
+            host=args.host, port=args.port, judge=args.judge, world_manager=args.world_manager,
+            log_dir=Path(args.log_dir), token=args.token or os.environ.get(TOKEN_ENV) or None,
+            max_turns=args.max_turns, review_seed=args.review_seed, review_share=args.review_share,
+        )  # fmt: skip
+        app = create_app(settings)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise CliError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from err
+    except ServeConfigError as err:
+        raise CliError(str(err)) from err
+    settings.log_dir.mkdir(parents=True, exist_ok=True)
+    shown = "localhost" if is_loopback(settings.host) else settings.host
+    suffix = "/?token=<token>" if settings.token else "/"
+    print(f"VirtualCrime web UI for {settings.log_dir.resolve()}: judge {settings.judge}, world manager "
+          f"{settings.world_manager}")  # fmt: skip
+    config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", workers=1)
+    server = uvicorn.Server(config)
+
+    original_startup = server.startup
+
+    async def startup(sockets=None):  # type: ignore[no-untyped-def]
+        await original_startup(sockets)
+        for bound in server.servers:
+            for sock in bound.sockets:
+                port = sock.getsockname()[1]
+                print(f"Serving on http://{shown}:{port}{suffix}  (Ctrl+C to stop)", flush=True)
+                return
+
+    server.startup = startup  # type: ignore[method-assign]
+    server.run()
+    return 0

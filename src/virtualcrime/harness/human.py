@@ -1,0 +1,192 @@
+"""Human games as ordinary VirtualCrime logs: the ``human/<player>`` model and the ``virtualcrime_human`` task.
+
+A person plays the Attacker in the web UI; the server runs the same engine turn with the configured Judge and
+World Manager and keeps each finished turn's record in a checkpoint file. When the game ends (or the player gives
+up) this task writes those records into an Inspect log, exactly as a model's run is stored: the records are
+replayed through the engine (recorded role outputs, same seed) to rebuild the final state and result, so the
+log is checked for consistency on the way in and ``virtualcrime report`` / ``replay --verify`` read it unchanged.
+The eval's model is ``human/<player>``, a provider that records who played and refuses to generate text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from ..engine import EngineConfig, RunStatus, TurnRecord
+from ..engine.render import render_result, render_turn
+from ..engine.replay import recorded_roles, restore
+from ..scenarios import get_task
+from .scorer import run_outcome
+from .store import append_turn, start_run, store_result
+from .task import sample_for
+
+try:  # see solver.py: internal to the pinned inspect-ai
+    from inspect_ai.util._store import suspend_store_events
+except ImportError:  # pragma: no cover
+    from contextlib import nullcontext as suspend_store_events  # type: ignore[assignment]
+
+HUMAN_TASK = "virtualcrime_human"
+HUMAN_PROVIDER = "human"
+PLAYER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+
+
+def is_human(model: str) -> bool:
+    """Whether a model name stands for a person who played in the web UI (``human/<player>``)."""
+    return model.startswith(f"{HUMAN_PROVIDER}/")
+
+
+class HumanPlayerModel(ModelAPI):
+    """``human/<player>``: names the person who played; there is no model to call."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),  # noqa: B008 - Inspect's own signature
+        **model_args: Any,
+    ) -> None:
+        if not PLAYER_NAME.fullmatch(model_name):
+            raise ValueError(f"human/{model_name}: a player name is 1-32 letters, digits, '.', '_' or '-'")
+        super().__init__(model_name, base_url, api_key, [], config)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        raise RuntimeError(
+            f"human/{self.model_name} is a person who played in the web UI (virtualcrime serve); "
+            "there is no model to ask"
+        )
+
+
+@modelapi(name=HUMAN_PROVIDER)
+def human_models() -> type[ModelAPI]:
+    return HumanPlayerModel
+
+
+def read_records(path: Path) -> list[TurnRecord]:
+    """The turn records of a game file (JSON Lines: a header line, then one record per turn)."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()[1:]
+    return [TurnRecord.model_validate_json(line) for line in lines if line.strip()]
+
+
+@task(name=HUMAN_TASK)
+def virtualcrime_human(
+    records_file: str,
+    task_id: str,
+    seed: int,
+    player: str,
+    game_id: str,
+    abandoned: bool = False,
+    max_turns: int = 60,
+    stall_turns: int = 30,
+) -> Task:
+    """The log of one human game: ``records_file``'s turns of ``task_id`` played with RNG ``seed``.
+
+    Args:
+        records_file: The game's turn file (header line, then one TurnRecord per line).
+        task_id: The VirtualCrime task played. seed: the game's RNG seed.
+        player: The player's name (the eval's model is ``human/<player>``). game_id: the web game's id.
+        abandoned: The player gave up before the run ended (status ``abandoned``).
+        max_turns: The turn limit the game was played with; stall_turns likewise.
+    """
+    scenario = get_task(task_id)
+    base = sample_for(scenario)
+    sample = Sample(
+        id=scenario.id,
+        input=base.input,
+        metadata={**(base.metadata or {}), "player": player, "game_id": game_id, "seed": seed},
+    )
+    records = read_records(Path(records_file))
+    return Task(
+        dataset=MemoryDataset([sample], name=HUMAN_TASK),
+        solver=store_human_game(records, seed, EngineConfig(max_turns=max_turns, stall_turns=stall_turns), abandoned),
+        scorer=run_outcome(),
+        config=GenerateConfig(max_retries=1, timeout=30),
+        model_roles={"judge": "virtualcrime/rules", "world_manager": "virtualcrime/rules"},
+    )
+
+
+@solver
+def store_human_game(records: list[TurnRecord], seed: int, config: EngineConfig, abandoned: bool) -> Solver:
+    """Replay the game's records through the engine and store them, with the result, like any run."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        scenario = get_task(str(state.metadata["task_id"]))
+        game = await restore(scenario.initial_state(), recorded_roles(records), seed, records, config)
+        ended = game.termination()
+        if ended is None:
+            if not abandoned:
+                raise ValueError(f"the game has not ended after {len(records)} turns and was not abandoned")
+            ended = (RunStatus.ABANDONED, f"abandoned by the player after {len(records)} turns")
+        result = game.result(*ended)
+        with suspend_store_events():
+            start_run()
+            for record in game.records:
+                append_turn(record)
+                transcript().info(render_turn(record), source=f"turn {record.turn}")
+            store_result(result)
+        summary = render_result(result)
+        transcript().info(summary, source="result")
+        state.output = ModelOutput.from_content(model=str(state.model), content=summary)
+        state.completed = True
+        return state
+
+    return solve
+
+
+def write_human_log(
+    records_file: Path,
+    task_id: str,
+    seed: int,
+    player: str,
+    game_id: str,
+    judge: str,
+    world_manager: str,
+    log_dir: Path,
+    abandoned: bool,
+    max_turns: int = 60,
+    stall_turns: int = 30,
+) -> Path:
+    """Write one finished or abandoned human game as a log in ``log_dir``; returns the log's path.
+
+    Blocking (it runs an Inspect eval): call it from a worker thread inside a server.
+    """
+    game_task = virtualcrime_human(
+        records_file=str(records_file),
+        task_id=task_id,
+        seed=seed,
+        player=player,
+        game_id=game_id,
+        abandoned=abandoned,
+        max_turns=max_turns,
+        stall_turns=stall_turns,
+    )
+    [log] = inspect_eval(
+        game_task,
+        model=f"{HUMAN_PROVIDER}/{player}",
+        model_roles={"judge": judge, "world_manager": world_manager},
+        log_dir=str(log_dir),
+        display="none",
+        max_retries=1,
+        timeout=30,
+        fail_on_error=True,
+    )
+    if log.status != "success":
+        message = log.error.message if log.error else log.status
+        raise RuntimeError(f"writing the log of game {game_id} failed: {message}")
+    return Path(log.location)

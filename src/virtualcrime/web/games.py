@@ -1,0 +1,292 @@
+"""Human games: one engine ``Game`` per player, its turns on disk as they finish, its log written at the end.
+
+Each game has a folder under ``<log dir>/.virtualcrime/play/<id>/`` holding ``game.json`` (who, which task, which
+seed and roles, and how it stands) and the per-turn checkpoint file the benchmark uses (``harness.checkpoint``),
+fsynced before a turn's page is answered. After a server restart a game is rebuilt by replaying its recorded turns
+(``engine.replay.restore``), so no finished turn is lost. One lock per game serialises turns; each submitted turn
+names the turn it was made for, so a second browser tab showing an older turn is refused instead of acting twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..engine import EngineConfig, Game, Roles, RunResult, RunStatus, TurnRecord
+from ..engine.replay import ReplayMismatch, restore
+from ..harness.checkpoint import RunCheckpoint, RunKey
+from ..harness.human import write_human_log
+from ..roles import Action, Judge, PlanUpdate, RoleError, WorldManager
+from ..scenarios import get_task
+from ..world import Observation
+from .settings import ServeSettings
+
+GameStatus = Literal["active", "ended", "abandoned"]
+GAME_ID_BYTES = 9
+
+
+class GameMeta(BaseModel):
+    """A game's identity and standing (``game.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    player: str
+    task_id: str
+    seed: int
+    judge: str
+    world_manager: str
+    max_turns: int
+    stall_turns: int
+    created: str
+    status: GameStatus = "active"
+    result: str = ""
+    log: str = ""
+    log_error: str = ""
+
+    @property
+    def attacker(self) -> str:
+        return f"human/{self.player}"
+
+    def run_key(self) -> RunKey:
+        return RunKey(self.task_id, self.seed, self.attacker, self.judge, self.world_manager, self.max_turns,
+                      self.stall_turns)  # fmt: skip
+
+
+class GameError(ValueError):
+    """A request this game cannot take (unknown game, finished game, stale turn); the message says why."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HumanAttacker:
+    """The Attacker seat filled by a person: answers the engine with the plan and action submitted for the turn."""
+
+    name = "human"
+
+    def __init__(self) -> None:
+        self.pending: tuple[PlanUpdate, Action] | None = None
+
+    async def plan(self, observation: Observation) -> PlanUpdate:
+        return self._pending()[0]
+
+    async def act(self, observation: Observation) -> Action:
+        return self._pending()[1]
+
+    def _pending(self) -> tuple[PlanUpdate, Action]:
+        if self.pending is None:
+            raise RoleError("attacker", "no action was submitted for this turn")
+        return self.pending
+
+
+RoleFactory = Callable[[str, str], tuple[Judge, WorldManager]]
+
+
+@dataclass
+class Session:
+    """A loaded game: its metadata, live engine state and lock."""
+
+    meta: GameMeta
+    game: Game
+    checkpoint: RunCheckpoint
+    attacker: HumanAttacker
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class GameStore:
+    """Every human game of one log folder."""
+
+    def __init__(self, settings: ServeSettings, roles: RoleFactory) -> None:
+        self.settings = settings
+        self.root = settings.play_dir
+        self._roles = roles
+        self._sessions: dict[str, Session] = {}
+        self._loading = asyncio.Lock()
+        self._writing = asyncio.Lock()  # one Inspect eval at a time writes a game's log
+
+    def folder(self, game_id: str) -> Path:
+        if not game_id.replace("-", "").replace("_", "").isalnum() or len(game_id) > 40:
+            raise GameError("no such game", 404)
+        return self.root / game_id
+
+    def meta(self, game_id: str) -> GameMeta:
+        path = self.folder(game_id) / "game.json"
+        try:
+            return GameMeta.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise GameError(f"no game {game_id!r} here", 404) from None
+        except ValidationError as err:
+            raise GameError(f"game {game_id}: unreadable game.json ({err.error_count()} problems)", 500) from err
+
+    def save_meta(self, meta: GameMeta) -> None:
+        """Write ``game.json`` atomically (a crash leaves the old or the new file, never half of one)."""
+        folder = self.folder(meta.id)
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / "game.json.tmp"
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.write(meta.model_dump_json(indent=1))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, folder / "game.json")
+
+    def all_meta(self) -> list[GameMeta]:
+        """Every game in the folder, newest first; unreadable ones are skipped."""
+        found = []
+        for path in sorted(self.root.glob("*/game.json")) if self.root.exists() else []:
+            try:
+                found.append(GameMeta.model_validate_json(path.read_text(encoding="utf-8")))
+            except (OSError, ValidationError):
+                continue
+        return sorted(found, key=lambda m: m.created, reverse=True)
+
+    async def create(self, player: str, task_id: str) -> GameMeta:
+        """A new game of ``task_id`` for ``player``, with a fresh random seed (recorded)."""
+        get_task(task_id)  # unknown tasks fail here, before anything is written
+        meta = GameMeta(
+            id=secrets.token_urlsafe(GAME_ID_BYTES),
+            player=player,
+            task_id=task_id,
+            seed=secrets.randbelow(2**31),
+            judge=self.settings.judge,
+            world_manager=self.settings.world_manager,
+            max_turns=self.settings.max_turns,
+            stall_turns=self.settings.stall_turns,
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        self.save_meta(meta)
+        session = self._new_session(meta, [])
+        session.checkpoint.start([])
+        self._sessions[meta.id] = session
+        return meta
+
+    def _new_session(self, meta: GameMeta, records: list[TurnRecord]) -> Session:
+        judge, world_manager = self._roles(meta.judge, meta.world_manager)
+        attacker = HumanAttacker()
+        config = EngineConfig(max_turns=meta.max_turns, stall_turns=meta.stall_turns)
+        game = Game(get_task(meta.task_id).initial_state(), Roles(attacker, judge, world_manager), meta.seed, config)
+        return Session(meta, game, RunCheckpoint(self.folder(meta.id), meta.run_key()), attacker)
+
+    async def session(self, game_id: str) -> Session:
+        """The loaded game, rebuilt from its recorded turns if the server restarted since it was played."""
+        if game_id in self._sessions:
+            return self._sessions[game_id]
+        async with self._loading:
+            if game_id in self._sessions:
+                return self._sessions[game_id]
+            meta = self.meta(game_id)
+            session = self._new_session(meta, [])
+            records, note = session.checkpoint.load()
+            if note and not records and meta.status == "active" and session.checkpoint.path.exists():
+                raise GameError(f"game {game_id}: its turn file cannot be read ({note})", 500)
+            if records:
+                try:
+                    session.game = await restore(
+                        session.game.initial, session.game.roles, meta.seed, records, session.game.config
+                    )
+                except ReplayMismatch as err:
+                    raise GameError(f"game {game_id}: its recorded turns no longer replay ({err})", 500) from err
+            self._sessions[game_id] = session
+            return session
+
+    async def play_turn(self, game_id: str, expected_turn: int, plan: PlanUpdate, action: Action) -> TurnRecord:
+        """Play one turn with the player's plan and action; the record is on disk before this returns."""
+        session = await self.session(game_id)
+        async with session.lock:
+            meta, game = session.meta, session.game
+            if meta.status != "active":
+                raise GameError("this game is over; start a new one", 409)
+            if expected_turn != game.state.turn + 1:
+                raise GameError(
+                    f"this form was for turn {expected_turn}, but the game is at turn {game.state.turn + 1} "
+                    "(was it played in another tab?); the page now shows the current turn",
+                    409,
+                )
+            session.attacker.pending = (plan, action)
+            try:
+                record = await game.step()
+            finally:
+                session.attacker.pending = None
+            session.checkpoint.append(record.model_dump_json())
+            ended = game.termination()
+            if ended is not None:
+                meta.status = "ended"
+                meta.result = end_summary(game, ended[0])
+                self.save_meta(meta)
+            return record
+
+    async def abandon(self, game_id: str) -> GameMeta:
+        """End an active game at the player's request (the turns played so far are kept)."""
+        session = await self.session(game_id)
+        async with session.lock:
+            meta = session.meta
+            if meta.status != "active":
+                raise GameError("this game is already over", 409)
+            meta.status = "abandoned"
+            meta.result = f"abandoned by the player after {session.game.state.turn} turn(s)"
+            self.save_meta(meta)
+            return meta
+
+    def result(self, session: Session) -> RunResult | None:
+        ended = session.game.termination()
+        return session.game.result(*ended) if ended is not None else None
+
+    def pending_logs(self) -> list[GameMeta]:
+        """Finished or abandoned games whose log has not been written yet (e.g. the server stopped first)."""
+        return [m for m in self.all_meta() if m.status != "active" and not m.log and self._turns(m) > 0]
+
+    async def write_log(self, game_id: str) -> GameMeta:
+        """Write a finished or abandoned game's log (once); a failure is kept in ``log_error`` for a retry."""
+        session = await self.session(game_id)
+        async with session.lock, self._writing:
+            meta = session.meta
+            if meta.status == "active" or meta.log:
+                return meta
+            if not session.game.records:
+                meta.log_error = "no turn was played, so there is no run to log"
+            else:
+                try:
+                    # run_in_executor, not to_thread: a copied context would tell Inspect it is inside this
+                    # event loop already, and it refuses to start its own
+                    path = await asyncio.get_running_loop().run_in_executor(None, partial(
+                        write_human_log, session.checkpoint.path, meta.task_id, meta.seed, meta.player, meta.id,
+                        meta.judge, meta.world_manager, self.settings.log_dir, meta.status == "abandoned",
+                        meta.max_turns, meta.stall_turns,
+                    ))  # fmt: skip
+                    meta.log, meta.log_error = str(path.resolve().relative_to(self.settings.log_dir.resolve())), ""
+                except Exception as err:  # the game stays on disk; the page offers to try again
+                    meta.log_error = f"{type(err).__name__}: {err}"
+            self.save_meta(meta)
+            return meta
+
+    def _turns(self, meta: GameMeta) -> int:
+        records, _ = RunCheckpoint(self.folder(meta.id), meta.run_key()).load()
+        return len(records)
+
+    def records_file(self, meta: GameMeta) -> Path:
+        return RunCheckpoint(self.folder(meta.id), meta.run_key()).path
+
+
+def end_summary(game: Game, status: RunStatus) -> str:
+    """How a game ended, in the words the player was briefed with (failure descriptions, not flag ids)."""
+    state = game.state
+    if status == RunStatus.LOST:
+        failed = [f.description for f in state.critical_failures if f.reached]
+        return f"lost after {state.turn} turns: {'; '.join(failed)}"
+    if status == RunStatus.WON:
+        return f"won in {state.turn} turns: every checkpoint reached"
+    if status == RunStatus.TURN_CAPPED:
+        return f"out of time: the turn limit ({game.config.max_turns}) was reached"
+    if status == RunStatus.STALLED:
+        return f"stalled: {game.config.stall_turns} turns without reaching a new checkpoint"
+    return f"{status.value} after {state.turn} turns (three turns in a row failed)"

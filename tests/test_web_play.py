@@ -1,0 +1,233 @@
+"""Play in the web UI: the engine turn behind the forms, validation, stale tabs, restarts and the game's log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from virtualcrime.cli.main import main
+from virtualcrime.engine import EngineConfig, Game, Roles
+from virtualcrime.engine.replay import recorded_roles
+from virtualcrime.harness.log_reader import find_logs, iter_runs, read_header
+from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
+from virtualcrime.scenarios import get_task
+from web_support import ScriptedPlayer, field_errors, games_of, session, start_game, web_client
+
+TASK = "restaurant/robbery"
+
+
+def _play_turns(client, game_id: str, turns: int, player: ScriptedPlayer) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(turns):
+        if session(client, game_id).meta.status != "active":
+            return
+        response = client.post(f"/play/{game_id}/turn", data=player.form(client, game_id))
+        assert response.status_code == 200, field_errors(response.text) or response.text[:500]
+
+
+def test_consent_and_player_name_are_required(tmp_path: Path) -> None:
+    with web_client(tmp_path) as client:
+        page = client.get("/play").text
+        assert "fictional sandbox" in page and "logged for research" in page
+        response = client.post("/play", data={"player": "al ice!", "task": "nowhere/none"})
+        assert response.status_code == 422
+        errors = " ".join(field_errors(response.text))
+        assert "letters, digits" in errors and "choose a task" in errors and "tick the box" in errors
+        assert not games_of(client).all_meta()
+
+
+def test_a_turn_runs_the_same_engine_turn_as_a_model_run(tmp_path: Path) -> None:
+    """The records of a human game equal an engine run fed the same actions with the same seed and roles."""
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 6, player)
+        live = session(client, game_id)
+        records, seed = live.game.records, live.meta.seed
+    assert len(records) == 6
+    assert all(r.action is not None and r.verdict is not None for r in records)
+    reference = Game(get_task(TASK).initial_state(),
+                     Roles(recorded_roles(records).attacker, RulesJudge(), RulesWorldManager()), seed)  # fmt: skip
+    for _ in records:
+        asyncio.run(reference.step())
+    assert [r.model_dump() for r in reference.records] == [r.model_dump() for r in records]
+
+
+def test_every_field_is_validated_with_a_message_and_the_game_does_not_move(tmp_path: Path) -> None:
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        bad = {"turn": "1", "verb": "", "description": "x" * 1001, "actor": "nobody", "target": "no_such_place",
+               "item": "no_such_item", "minutes": "500", "memory": "m" * 4001, "plan": ""}  # fmt: skip
+        response = client.post(f"/play/{game_id}/turn", data=bad)
+        assert response.status_code == 422
+        errors = " ".join(field_errors(response.text))
+        for expected in ("verb: required", "description: at most 1000", "actor: choose a team member",
+                         "target: not an id", "item: not an item", "minutes: a whole number from 1 to 120",
+                         "memory: at most 4000"):  # fmt: skip
+            assert expected in errors
+        assert 'value="no_such_place"' not in response.text  # a bad choice is not echoed as an option
+        response = client.post(f"/play/{game_id}/turn", data={**bad, "minutes": "ten"})
+        assert "minutes: a whole number" in " ".join(field_errors(response.text))
+        assert session(client, game_id).game.state.turn == 0
+
+
+def test_oversize_and_malformed_bodies_are_refused(tmp_path: Path) -> None:
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        huge = {"turn": "1", "description": "x" * 70_000}
+        assert client.post(f"/play/{game_id}/turn", data=huge).status_code == 413
+        many = "&".join(f"f{i}=1" for i in range(40))
+        response = client.post(f"/play/{game_id}/turn", content=many,
+                               headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+        assert response.status_code == 422 and "more than 32 fields" in response.text
+        response = client.post(f"/play/{game_id}/turn", content=b"\xff\xfe",
+                               headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+        assert response.status_code == 422 and "not UTF-8" in response.text
+        assert client.get("/play/..%2F..%2Fetc").status_code == 404
+        assert session(client, game_id).game.state.turn == 0
+
+
+def test_a_second_tab_cannot_play_the_same_turn_twice(tmp_path: Path) -> None:
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        form = player.form(client, game_id)
+        assert client.post(f"/play/{game_id}/turn", data=form).status_code == 200
+        stale = client.post(f"/play/{game_id}/turn", data=form)  # the other tab still shows turn 1
+        assert stale.status_code == 409 and "another tab" in stale.text
+        assert session(client, game_id).game.state.turn == 1
+
+
+def test_concurrent_submissions_of_one_turn_play_it_once(tmp_path: Path) -> None:
+    """Two requests for the same turn at the same moment: the game's lock lets one through."""
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        form = player.form(client, game_id)
+        games = games_of(client)
+        from virtualcrime.roles import Action, PlanUpdate
+
+        plan = PlanUpdate(memory=form["memory"], plan=form["plan"])
+        action = Action(verb=form["verb"], description=form["description"], actor=form["actor"],
+                        target=form["target"], item=form["item"], minutes=int(form["minutes"]))  # fmt: skip
+
+        async def both() -> list[object]:
+            return await asyncio.gather(games.play_turn(game_id, 1, plan, action),
+                                        games.play_turn(game_id, 1, plan, action), return_exceptions=True)  # fmt: skip
+
+        outcomes = client.portal.call(both)  # type: ignore[union-attr]
+        assert sum(not isinstance(o, Exception) for o in outcomes) == 1
+        assert [getattr(o, "status", None) for o in outcomes if isinstance(o, Exception)] == [409]
+        assert session(client, game_id).game.state.turn == 1
+
+
+def test_a_restart_loses_no_finished_turn(tmp_path: Path) -> None:
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 3, player)
+        before = [r.model_dump() for r in session(client, game_id).game.records]
+        state_before = session(client, game_id).game.state.model_dump()
+    with web_client(tmp_path) as client:  # a new server process over the same log folder
+        restored = session(client, game_id)
+        assert [r.model_dump() for r in restored.game.records] == before
+        assert restored.game.state.model_dump() == state_before
+        page = client.get(f"/play/{game_id}").text
+        assert "turn 4" in page
+        _play_turns(client, game_id, 2, player)
+        assert session(client, game_id).game.state.turn == 5
+
+
+def test_a_torn_last_line_costs_only_the_unfinished_turn(tmp_path: Path) -> None:
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 2, player)
+        path = session(client, game_id).checkpoint.path
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"turn": 3, "clock": "20:')  # the process died while writing turn 3
+    with web_client(tmp_path) as client:
+        assert session(client, game_id).game.state.turn == 2
+
+
+def test_an_abandoned_game_is_a_normal_log_that_report_and_verify_read(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client, player="bob")
+        _play_turns(client, game_id, 4, player)
+        page = client.post(f"/play/{game_id}/abandon")
+        assert "abandoned by the player after 4 turn(s)" in page.text and "logged as" in page.text
+        meta = games_of(client).meta(game_id)
+        again = client.post(f"/play/{game_id}/abandon")
+        assert again.status_code == 409
+        assert client.post(f"/play/{game_id}/turn", data={"turn": "5"}).status_code in (409, 422)
+    [log] = find_logs([tmp_path])
+    assert log.name == Path(meta.log).name
+    header = read_header(log)
+    assert not hasattr(header, "kind") and header.attacker == "human/bob"  # a LogSummary, not a LogProblem
+    [run] = list(iter_runs(header))
+    assert run.result is not None and run.result.status.value == "abandoned" and len(run.turns) == 4
+    assert run.result.seed == meta.seed
+    verify = subprocess.run([sys.executable, "-m", "virtualcrime.cli.main", "replay", str(log), "--verify"],
+                            capture_output=True, text=True)  # fmt: skip
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "4 turns reproduce exactly" in verify.stdout
+    out = tmp_path / "report"
+    report = subprocess.run([sys.executable, "-m", "virtualcrime.cli.main", "report", str(tmp_path), "--out",
+                             str(out), "--jobs", "1"], capture_output=True, text=True)  # fmt: skip
+    assert report.returncode == 0, report.stdout + report.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert "human/bob" in json.dumps(summary)
+    assert main(["interrogate", str(log)]) == 0
+    assert "is a person who played in the web UI" in capsys.readouterr().out
+    assert main(["fork", str(log), "--sample", TASK, "--turn", "2"]) == 2
+    assert "give --attacker MODEL" in capsys.readouterr().err
+
+
+def test_a_finished_game_writes_its_log_at_once(tmp_path: Path) -> None:
+    player = ScriptedPlayer()
+    with web_client(tmp_path, max_turns=3) as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 3, player)
+        meta = games_of(client).meta(game_id)
+        assert meta.status == "ended" and meta.log and "turn limit (3)" in meta.result
+        page = client.get(f"/play/{game_id}").text
+        assert "Game over" in page and meta.log in page
+
+
+def test_a_log_that_could_not_be_written_is_written_at_the_next_start(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import virtualcrime.web.games as games_module
+
+    def broken(*args: object, **kwargs: object) -> Path:
+        raise OSError("disk full")
+
+    player = ScriptedPlayer()
+    with monkeypatch.context() as patch:
+        patch.setattr(games_module, "write_human_log", broken)
+        with web_client(tmp_path) as client:
+            game_id = start_game(client)
+            _play_turns(client, game_id, 2, player)
+            page = client.post(f"/play/{game_id}/abandon").text
+            assert "The log was not written: OSError: disk full" in page and "Try writing the log again" in page
+    assert not find_logs([tmp_path])
+    with web_client(tmp_path) as client:  # startup writes pending logs
+        assert games_of(client).meta(game_id).log
+    assert len(find_logs([tmp_path])) == 1
+
+
+@pytest.mark.parametrize("judge", ["virtualcrime/scripted", "nonsense/model-x"])
+def test_a_judge_that_cannot_judge_stops_the_server_at_start(tmp_path: Path, judge: str) -> None:
+    from virtualcrime.web.app import ServeConfigError
+
+    with pytest.raises((ServeConfigError, ValueError)), web_client(tmp_path, judge=judge):
+        pass
+
+
+def test_engine_config_of_the_game_is_the_servers(tmp_path: Path) -> None:
+    with web_client(tmp_path, max_turns=7) as client:
+        game_id = start_game(client)
+        assert session(client, game_id).game.config == EngineConfig(max_turns=7, stall_turns=30)
