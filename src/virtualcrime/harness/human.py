@@ -23,10 +23,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from ..engine import EngineConfig, RunStatus, TurnRecord
-from ..engine.render import render_result, render_turn
+from ..engine.render import render_turn
 from ..engine.replay import recorded_roles, restore
 from ..scenarios import get_task
 from .scorer import run_outcome
+from .solver import complete_sample
 from .store import append_turn, start_run, store_result
 from .task import sample_for
 
@@ -140,11 +141,7 @@ def store_human_game(records: list[TurnRecord], seed: int, config: EngineConfig,
                 append_turn(record)
                 transcript().info(render_turn(record), source=f"turn {record.turn}")
             store_result(result)
-        summary = render_result(result)
-        transcript().info(summary, source="result")
-        state.output = ModelOutput.from_content(model=str(state.model), content=summary)
-        state.completed = True
-        return state
+        return complete_sample(state, result)
 
     return solve
 

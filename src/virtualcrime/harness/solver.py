@@ -82,6 +82,11 @@ async def run_game(state: TaskState, game: Game, checkpoint: RunCheckpoint | Non
         if monitor is not None:
             monitor.run_ended(failed=False)
         store_result(result)
+    return complete_sample(state, result)
+
+
+def complete_sample(state: TaskState, result: RunResult) -> TaskState:
+    """Mark the sample done, with the run's result as its output and as a readable event."""
     summary = render_result(result)
     transcript().info(summary, source="result")
     state.output = ModelOutput.from_content(model=str(state.model), content=summary)

@@ -93,20 +93,21 @@ def play_router(games: GameStore) -> APIRouter:
 
     @router.post("/play/{game_id}/abandon")
     async def abandon(game_id: str) -> Response:
-        try:
-            await games.abandon(game_id)
-        except GameError as err:
-            if err.status == 409:
-                return await turn_page(game_id, status=409, notice=str(err))
-            return error_page(str(err), err.status, "/play", "All games")
-        await games.write_log(game_id)
-        return RedirectResponse(f"/play/{game_id}", status_code=303)
+        return await end_and_log(game_id, give_up=True)
 
     @router.post("/play/{game_id}/log")
     async def retry_log(game_id: str) -> Response:
+        return await end_and_log(game_id, give_up=False)
+
+    async def end_and_log(game_id: str, give_up: bool) -> Response:
+        """Give the game up (if asked) and write its log; then show the end page."""
         try:
+            if give_up:
+                await games.abandon(game_id)
             await games.write_log(game_id)
         except GameError as err:
+            if err.status == 409:
+                return await turn_page(game_id, status=409, notice=str(err))
             return error_page(str(err), err.status, "/play", "All games")
         return RedirectResponse(f"/play/{game_id}", status_code=303)
 
