@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai.model import ModelAPI, modelapi
 
+from conftest import ScriptedModelAPI
+from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles
 from virtualcrime.engine.replay import recorded_roles
@@ -231,3 +234,37 @@ def test_engine_config_of_the_game_is_the_servers(tmp_path: Path) -> None:
     with web_client(tmp_path, max_turns=7) as client:
         game_id = start_game(client)
         assert session(client, game_id).game.config == EngineConfig(max_turns=7, stall_turns=30)
+
+
+class WebRefereeMock(ScriptedModelAPI):
+    """A language-model Judge and World Manager for human games (valid replies; the first one is not JSON)."""
+
+    calls = 0
+
+    def reply(self, prompt: str) -> str:
+        WebRefereeMock.calls += 1
+        return "not json" if WebRefereeMock.calls == 1 else scripted_reply(prompt)
+
+
+@modelapi(name="webrefmock")
+def webrefmock() -> type[ModelAPI]:
+    return WebRefereeMock
+
+
+def test_language_model_referees_judge_human_games(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    player = ScriptedPlayer()
+    with web_client(tmp_path, judge="webrefmock/judge", world_manager="webrefmock/wm") as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 3, player)
+        records = session(client, game_id).game.records
+        client.post(f"/play/{game_id}/abandon")
+        meta = games_of(client).meta(game_id)
+    calls = [c for r in records for c in r.model_calls]
+    assert {c.role for c in calls} == {"judge", "world_manager"} and all(c.ok for c in calls)
+    assert any(c.attempts == 2 for c in calls)  # the unusable first reply was retried, as in a model run
+    assert all(r.judge_called for r in records if not r.precheck)
+    [log] = find_logs([tmp_path])
+    header = read_header(log)
+    assert (header.judge, header.world_manager) == ("webrefmock/judge", "webrefmock/wm")  # type: ignore[union-attr]
+    assert meta.log and main(["replay", str(log), "--verify"]) == 0
+    assert "3 turns reproduce exactly" in capsys.readouterr().out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -81,12 +82,29 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_real_server_checks_the_token_on_the_wire(tmp_path: Path) -> None:
-    """``virtualcrime serve`` with a token from the environment, over a real socket."""
+def test_serve_refuses_a_network_address_without_a_token(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "virtualcrime.cli.main", "serve", "--host", "0.0.0.0", "--log-dir",
+                           str(tmp_path)], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "give --token or set VIRTUALCRIME_TOKEN" in done.stderr
+
+
+def test_a_real_server_on_every_interface_checks_the_token_on_the_wire(tmp_path: Path) -> None:
+    """``virtualcrime serve --host 0.0.0.0`` with the token from the environment, over a real socket."""
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "virtualcrime.cli.main", "serve", "--port", str(port), "--log-dir", str(tmp_path)],
-        env={**__import__("os").environ, "VIRTUALCRIME_TOKEN": TOKEN},
+        [
+            sys.executable,
+            "-m",
+            "virtualcrime.cli.main",
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+            "--log-dir",
+            str(tmp_path),
+        ],
+        env={**os.environ, "VIRTUALCRIME_TOKEN": TOKEN},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
