@@ -155,6 +155,90 @@ def test_a_torn_last_line_costs_only_the_unfinished_turn(tmp_path: Path) -> None
         handle.write('{"turn": 3, "clock": "20:')  # the process died while writing turn 3
     with web_client(tmp_path) as client:
         assert session(client, game_id).game.state.turn == 2
+        _play_turns(client, game_id, 2, player)  # turns 3 and 4 go on clean lines
+    with web_client(tmp_path) as client:
+        assert session(client, game_id).game.state.turn == 4
+        page = client.post(f"/play/{game_id}/abandon").text
+        assert "after 4 turn(s)" in page and "logged as" in page
+
+
+def test_a_game_that_ended_just_before_a_crash_stays_ended(tmp_path: Path) -> None:
+    """The last turn is on disk but game.json still says active: the rebuilt game is over, not playable."""
+    player = ScriptedPlayer()
+    with web_client(tmp_path, max_turns=3) as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 3, player)
+        meta = games_of(client).meta(game_id)
+    assert meta.status == "ended"
+    games_folder = tmp_path / ".virtualcrime" / "play" / game_id
+    (games_folder / "game.json").write_text(meta.model_copy(update={"status": "active", "log": ""}).model_dump_json())
+    with web_client(tmp_path, max_turns=3) as client:
+        page = client.get(f"/play/{game_id}").text
+        assert "Game over" in page and "turn limit (3)" in page
+        assert client.post(f"/play/{game_id}/turn", data=player.form(client, game_id)).status_code in (409, 422)
+        assert session(client, game_id).game.state.turn == 3
+
+
+def test_only_the_browser_that_started_a_game_can_see_or_play_it(tmp_path: Path) -> None:
+    player = ScriptedPlayer()
+    with web_client(tmp_path, browser="alice") as alice:
+        game_id = start_game(alice, player="alice")
+        form = player.form(alice, game_id)
+        assert "alice" in alice.get("/play").text and f"/play/{game_id}" in alice.get("/play").text
+    with web_client(tmp_path, browser="mallory") as mallory:
+        assert f"/play/{game_id}" not in mallory.get("/play").text  # no one else's games listed
+        assert mallory.get(f"/play/{game_id}").status_code == 403
+        assert mallory.get(f"/play/{game_id}/view.json").status_code == 403
+        assert mallory.post(f"/play/{game_id}/turn", data=form).status_code == 403
+        assert mallory.post(f"/play/{game_id}/abandon").status_code == 403
+        assert mallory.post(f"/play/{game_id}/log").status_code == 403
+    with web_client(tmp_path, browser="alice") as alice:
+        assert session(alice, game_id).game.state.turn == 0 and session(alice, game_id).meta.status == "active"
+        assert alice.post(f"/play/{game_id}/turn", data=form).status_code == 200
+
+
+def test_pages_show_the_last_complete_turn_while_a_turn_is_being_resolved(tmp_path: Path) -> None:
+    """A slow referee's stages change the state in steps; the player's view and form checks wait for the end."""
+    from virtualcrime.roles import Action, PlanUpdate, Stage, StageContext, StageResult
+    from virtualcrime.web.games import GameError, GameStore
+    from virtualcrime.web.settings import ServeSettings
+
+    class GatedWorldManager(RulesWorldManager):
+        def __init__(self, gate: asyncio.Event) -> None:
+            super().__init__()
+            self.gate = gate
+
+        async def run_stage(self, stage: Stage, context: StageContext) -> StageResult:
+            result = await super().run_stage(stage, context)
+            if stage == "npcs":
+                await self.gate.wait()
+            return result
+
+    async def scenario() -> None:
+        gate = asyncio.Event()
+        games = GameStore(
+            ServeSettings(log_dir=tmp_path, play_seed=0), lambda j, w: (RulesJudge(), GatedWorldManager(gate))
+        )
+        meta = await games.create("alice", TASK, "owner")
+        live = await games.session(meta.id)
+        view = live.view
+        move = Action(verb="observe", description="look around", actor=view.members[0], target="", minutes=5)
+        notes = PlanUpdate(memory="", plan="")
+        turn = asyncio.create_task(games.play_turn(meta.id, 1, notes, move))
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert live.game.state.turn == 1 and live.lock.locked()  # mid-turn: the live state is already numbered 1
+        assert live.view.turn == 1 and live.view == view  # the player still sees the start of turn 1
+        gate.set()
+        await turn
+        assert live.view.turn == 2 and live.view.last_result.startswith("Turn 1:")
+        try:
+            await games.play_turn(meta.id, 1, notes, move)  # the second tab's form for turn 1
+            raise AssertionError("a stale form was accepted")
+        except GameError as err:
+            assert err.status == 409
+
+    asyncio.run(scenario())
 
 
 def test_an_abandoned_game_is_a_normal_log_that_report_and_verify_read(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

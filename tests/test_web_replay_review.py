@@ -56,7 +56,10 @@ def test_replay_lists_logs_runs_and_turns_with_the_full_state(log_dir: Path) -> 
         assert 'class="current' in page and client.get(base + "&turn=999").status_code == 200  # clamped
 
 
-@pytest.mark.parametrize("path", ["../x.eval", "/etc/passwd", "..%2F..%2Fetc%2Fpasswd", "nope.eval", "a\x00b"])
+@pytest.mark.parametrize(
+    "path",
+    ["../x.eval", "/etc/passwd", "..%2F..%2Fetc%2Fpasswd", "nope.eval", "a\x00b", "a" * 300 + ".eval", "é" * 2000],
+)
 def test_replay_refuses_paths_outside_the_log_folder(log_dir: Path, path: str) -> None:
     (log_dir.parent / "x.eval").write_text("{}")
     with web_client(log_dir) as client:
@@ -106,12 +109,16 @@ def test_the_review_sample_holds_every_key_turn_and_a_seeded_share(log_dir: Path
     assert {i.ref for i in alone} == {i.ref for i in tenth if (i.ref.eval_id, i.ref.sample_id, i.ref.epoch) == same_run}
 
 
+def _hidden(page: str) -> dict[str, str]:
+    return dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', page))
+
+
 def _rate(client, rater: str, judge: str, world_manager: str, comment: str = ""):  # type: ignore[no-untyped-def]
-    page = client.get(f"/review/next?rater={rater}")
-    index = re.search(r'name="i" value="(\d+)"', page.text)
-    assert index, page.text[:400]
-    return client.post("/review/rate", data={"rater": rater, "i": index.group(1), "judge_rating": judge,
-                                             "world_manager_rating": world_manager, "comment": comment})  # fmt: skip
+    page = client.get(f"/review/next?rater={rater}").text
+    form = _hidden(html.unescape(page))
+    assert "eval_id" in form, page[:400]
+    return client.post("/review/rate", data={**form, "judge_rating": judge, "world_manager_rating": world_manager,
+                                             "comment": comment})  # fmt: skip
 
 
 def test_ratings_are_saved_one_by_one_with_the_rater(log_dir: Path) -> None:
@@ -135,17 +142,22 @@ def test_ratings_are_saved_one_by_one_with_the_rater(log_dir: Path) -> None:
     assert next(r for r in stored if r.rater == "ben").ref == items[0].ref  # every rater starts at the same turn
 
 
+def _form(client, rater: str, index: int) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return _hidden(html.unescape(client.get(f"/review/turn?rater={rater}&i={index}").text))
+
+
 def test_bad_ratings_are_refused_with_a_message(log_dir: Path) -> None:
     with web_client(log_dir) as client:
-        response = client.post("/review/rate", data={"rater": "ann", "i": "0", "judge_rating": "6",
-                                                      "world_manager_rating": "", "comment": "c" * 2001})  # fmt: skip
+        form = _form(client, "ann", 0)
+        response = client.post("/review/rate", data={**form, "judge_rating": "6", "world_manager_rating": "",
+                                                      "comment": "c" * 2001})  # fmt: skip
         assert response.status_code == 422
         for message in ("choose a rating from 1 to 5", "at most 2000 characters"):
             assert message in response.text
-        assert client.post("/review/rate", data={"rater": "a b", "i": "0", "judge_rating": "3",
-                                                 "world_manager_rating": "3"}).status_code == 422  # fmt: skip
-        assert client.post("/review/rate", data={"rater": "ann", "i": "99999", "judge_rating": "3",
-                                                 "world_manager_rating": "3"}).status_code == 422  # fmt: skip
+        good = {"judge_rating": "3", "world_manager_rating": "3"}
+        for bad in ({"rater": "a b"}, {"rater": "ann\n"}, {"turn": "99999"}, {"eval_id": "elsewhere"},
+                    {"epoch": "x"}, {"turn": ""}):  # fmt: skip
+            assert client.post("/review/rate", data={**form, **good, **bad}).status_code == 422, bad
         assert client.get("/review/next?rater=bad%20name").status_code == 422
     assert not (log_dir / REVIEW_DB_NAME).exists() or not ReviewStore(log_dir).ratings()
 
@@ -155,9 +167,49 @@ def test_re_rating_a_turn_replaces_the_earlier_rating(log_dir: Path) -> None:
         _rate(client, "ann", "1", "1")
         page = client.get("/review/turn?rater=ann&i=0").text
         assert "You rated this turn before (1 / 1)" in page
-        client.post("/review/rate", data={"rater": "ann", "i": "0", "judge_rating": "4", "world_manager_rating": "2"})
+        client.post("/review/rate", data={**_form(client, "ann", 0), "judge_rating": "4", "world_manager_rating": "2"})
     [rating] = ReviewStore(log_dir).ratings()
     assert (rating.judge_rating, rating.world_manager_rating) == (4, 2)
+
+
+def test_a_log_added_meanwhile_neither_moves_the_rating_nor_reorders_the_sample(log_dir: Path) -> None:
+    """The rating is stored for the turn the rater saw, even if a new log (a finished game) arrived meanwhile."""
+    from inspect_ai import eval as inspect_eval
+
+    from virtualcrime.harness.task import virtualcrime
+
+    settings = ServeSettings(log_dir=log_dir, review_share=1.0)
+    before = [item.ref for item in review_items(settings)]
+    with web_client(log_dir, review_share=1.0) as client:
+        shown = _form(client, "ann", 0)
+        [log] = inspect_eval(virtualcrime(tasks="restaurant", seeds=1, max_turns=20), model="virtualcrime/scripted",
+                             log_dir=str(log_dir), display="none")  # fmt: skip
+        assert log.status == "success"
+        after = [item.ref for item in review_items(settings)]
+        assert len(after) > len(before) and [ref for ref in after if ref in set(before)] == before
+        assert client.post("/review/rate", data={**shown, "judge_rating": "2", "world_manager_rating": "5"}).is_success
+    [rating] = ReviewStore(log_dir).ratings()
+    assert (rating.ref.eval_id, rating.ref.sample_id, rating.ref.epoch, rating.ref.turn) == (
+        shown["eval_id"], shown["sample_id"], int(shown["epoch"]), int(shown["turn"]))  # fmt: skip
+
+
+def test_a_turn_without_a_judge_call_has_no_judge_rating(log_dir: Path) -> None:
+    """Turns the pre-check ruled impossible are rated for the World Manager only, and left out of Judge figures."""
+    from virtualcrime.analysis.review import model_rows
+    from virtualcrime.analysis.review_store import Rating, TurnRef
+
+    ref = TurnRef(eval_id="e", sample_id="s", epoch=1, turn=3)
+    common = {"log": "l.eval", "judge": "j", "world_manager": "w", "created": "2026-11-30T00:00:00+00:00"}
+    ratings = [Rating(ref=ref, rater="ann", judge_rating=None, world_manager_rating=2, **common),
+               Rating(ref=ref.model_copy(update={"turn": 4}), rater="ann", judge_rating=4, world_manager_rating=4,
+                      **common)]  # fmt: skip
+    store = ReviewStore(log_dir)
+    for rating in ratings:
+        store.save(rating)
+    assert [r.judge_rating for r in store.ratings()] == [None, 4]
+    rows = {row.role: row for row in model_rows(store.ratings())}
+    assert (rows["judge"].ratings, rows["judge"].mean) == (1, 4.0)
+    assert (rows["world_manager"].ratings, rows["world_manager"].mean) == (2, 3.0)
 
 
 def test_a_rater_who_rated_everything_is_told_so(log_dir: Path) -> None:
@@ -177,8 +229,6 @@ def test_report_reads_the_ratings_made_in_the_browser(log_dir: Path, tmp_path: P
         for rater, scores in judge_scores.items():
             for score in scores:
                 assert _rate(client, rater, score, "4").status_code == 200
-        assert client.post("/review/rate", data={"rater": "ann\n", "i": "0", "judge_rating": "3",
-                                                 "world_manager_rating": "3"}).status_code == 422  # fmt: skip
     out = tmp_path / "report"
     assert main(["report", str(log_dir), "--out", str(out), "--jobs", "1", "--resamples", "200"]) == 0
     review = json.loads((out / "summary.json").read_text())["review"]

@@ -17,13 +17,23 @@ from virtualcrime.web.games import GameStore, Session
 from virtualcrime.web.player_view import next_observation
 from virtualcrime.web.settings import ServeSettings
 
+BROWSER_COOKIES: dict[str, str] = {}
+
 
 @contextmanager
-def web_client(log_dir: Path, **settings: object) -> Iterator[TestClient]:
-    """A client of a fresh app (lifespan run) serving ``log_dir``."""
+def web_client(log_dir: Path, browser: str = "default", **settings: object) -> Iterator[TestClient]:
+    """A client of a fresh app (lifespan run) serving ``log_dir``, as the browser named ``browser``: its cookies
+    (the player cookie that owns its games) carry over to the next app, as a browser's would over a restart."""
+    settings.setdefault("play_seed", 0)  # deterministic games in tests
     app = create_app(ServeSettings(log_dir=log_dir, **settings))  # type: ignore[arg-type]
-    with TestClient(app, follow_redirects=True) as client:
+    with TestClient(app, base_url="http://localhost", follow_redirects=True) as client:
+        saved = BROWSER_COOKIES.get(f"{log_dir}|{browser}")
+        if saved:
+            client.cookies.set("virtualcrime_player", saved)
         yield client
+        cookie = client.cookies.get("virtualcrime_player")
+        if cookie:
+            BROWSER_COOKIES[f"{log_dir}|{browser}"] = cookie
 
 
 def games_of(client: TestClient) -> GameStore:

@@ -70,8 +70,8 @@ class ReviewSummary(_R):
     agreement: list[RaterAgreement]
 
 
-def role_rating(rating: Rating, role: Role) -> int:
-    """The rating given to ``role``."""
+def role_rating(rating: Rating, role: Role) -> int | None:
+    """The rating given to ``role`` (None: the Judge was not asked on that turn, so it has no Judge rating)."""
     return rating.judge_rating if role == "judge" else rating.world_manager_rating
 
 
@@ -101,7 +101,8 @@ def model_rows(ratings: Sequence[Rating]) -> list[ReviewModelRow]:
     for role in ROLES:
         groups: dict[str, list[Rating]] = defaultdict(list)
         for rating in ratings:
-            groups[role_model(rating, role)].append(rating)
+            if role_rating(rating, role) is not None:
+                groups[role_model(rating, role)].append(rating)
         for model, group in sorted(groups.items()):
             scores = np.array([role_rating(r, role) for r in group], dtype=float)
             rows.append(
@@ -128,7 +129,10 @@ def rater_agreement(ratings: Sequence[Rating]) -> list[RaterAgreement]:
     rows = []
     for role in ROLES:
         for a, b in combinations(sorted(by_rater), 2):
-            shared = sorted(set(by_rater[a]) & set(by_rater[b]), key=_ref_order)
+            both = set(by_rater[a]) & set(by_rater[b])
+            rated = {ref for ref in both if role_rating(by_rater[a][ref], role) is not None
+                     and role_rating(by_rater[b][ref], role) is not None}  # fmt: skip
+            shared = sorted(rated, key=_ref_order)
             if not shared:
                 continue
             x = np.array([role_rating(by_rater[a][ref], role) for ref in shared], dtype=int)

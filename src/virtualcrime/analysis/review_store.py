@@ -31,7 +31,7 @@ CREATE TABLE ratings (
     turn INTEGER NOT NULL,
     rater TEXT NOT NULL,
     log TEXT NOT NULL,
-    judge_rating INTEGER NOT NULL CHECK (judge_rating BETWEEN 1 AND 5),
+    judge_rating INTEGER CHECK (judge_rating IS NULL OR judge_rating BETWEEN 1 AND 5),
     world_manager_rating INTEGER NOT NULL CHECK (world_manager_rating BETWEEN 1 AND 5),
     comment TEXT NOT NULL,
     judge TEXT NOT NULL,
@@ -81,7 +81,11 @@ class Rating(BaseModel):
     ref: TurnRef
     log: str = Field(description="The log file, relative to the log folder (for display).")
     rater: str = Field(pattern=r"^[A-Za-z0-9._-]{1,64}$")
-    judge_rating: int = Field(ge=1, le=5)
+    judge_rating: int | None = Field(
+        ge=1,
+        le=5,
+        description="None when the Judge was not asked (the engine's pre-check ruled the action impossible).",
+    )
     world_manager_rating: int = Field(ge=1, le=5)
     comment: str = Field("", max_length=MAX_COMMENT)
     judge: str = Field(description="The Judge model of that log, e.g. virtualcrime/rules.")

@@ -23,6 +23,8 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                        "needed off loopback)")  # fmt: skip
     serve.add_argument("--max-turns", type=int, default=60, metavar="N",
                        help="turn limit of human games (default 60)")  # fmt: skip
+    serve.add_argument("--play-seed", type=int, metavar="S",
+                       help="RNG seed of every human game (default: a fresh random one per game, logged)")  # fmt: skip
     serve.add_argument("--review-seed", type=int, default=0, metavar="S", help="seed of the review sample (default 0)")
     serve.add_argument("--review-share", type=float, default=0.1, metavar="F",
                        help="share of the other judged turns sampled for review (default 0.1)")  # fmt: skip
@@ -39,7 +41,8 @@ def serve_command(args: argparse.Namespace) -> int:
         settings = ServeSettings(
             host=args.host, port=args.port, judge=args.judge, world_manager=args.world_manager,
             log_dir=Path(args.log_dir), token=args.token or os.environ.get(TOKEN_ENV) or None,
-            max_turns=args.max_turns, review_seed=args.review_seed, review_share=args.review_share,
+            max_turns=args.max_turns, play_seed=args.play_seed, review_seed=args.review_seed,
+            review_share=args.review_share,
         )  # fmt: skip
         app = create_app(settings)
     except ValidationError as err:

@@ -21,6 +21,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
+from pydantic import ValidationError
 
 from ..engine import EngineConfig, RunStatus, TurnRecord
 from ..engine.render import render_turn
@@ -80,9 +81,18 @@ def human_models() -> type[ModelAPI]:
 
 
 def read_records(path: Path) -> list[TurnRecord]:
-    """The turn records of a game file (JSON Lines: a header line, then one record per turn)."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()[1:]
-    return [TurnRecord.model_validate_json(line) for line in lines if line.strip()]
+    """The turn records of a game file (JSON Lines: a header line, then one record per turn), up to the first line
+    that is not a whole record (a write torn by a crash) or not the next turn."""
+    records: list[TurnRecord] = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines()[1:]:
+        try:
+            record = TurnRecord.model_validate_json(line)
+        except ValidationError:
+            break
+        if record.turn != len(records) + 1:
+            break
+        records.append(record)
+    return records
 
 
 @task(name=HUMAN_TASK)

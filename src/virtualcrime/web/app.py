@@ -17,7 +17,7 @@ from .pages import STATIC, page
 from .play import play_router
 from .replay import replay_router
 from .review import review_router
-from .security import BodyLimitMiddleware, TokenMiddleware
+from .security import BodyLimitMiddleware, LocalOnlyMiddleware, TokenMiddleware
 from .settings import ServeSettings, is_loopback
 
 logger = logging.getLogger(__name__)
@@ -68,4 +68,6 @@ def create_app(settings: ServeSettings, roles: RoleFactory = model_referees) -> 
     app.add_middleware(BodyLimitMiddleware)
     if settings.token:
         app.add_middleware(TokenMiddleware, token=settings.token)  # outermost: checked before anything else
+    else:  # only possible on loopback (checked above)
+        app.add_middleware(LocalOnlyMiddleware)
     return app

@@ -10,6 +10,7 @@ names the turn it was made for, so a second browser tab showing an older turn is
 from __future__ import annotations
 
 import asyncio
+import hmac
 import os
 import secrets
 from collections.abc import Callable
@@ -19,15 +20,16 @@ from functools import partial
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..engine import EngineConfig, Game, Roles, RunResult, RunStatus, TurnRecord
+from ..engine import EngineConfig, Game, Roles, RunStatus, TurnRecord
 from ..engine.replay import ReplayMismatch, restore
 from ..harness.checkpoint import RunCheckpoint, RunKey
 from ..harness.human import write_human_log
 from ..roles import Action, Judge, PlanUpdate, RoleError, WorldManager
 from ..scenarios import get_task
 from ..world import Observation
+from .player_view import PlayerView, next_observation, player_view
 from .settings import ServeSettings
 
 GameStatus = Literal["active", "ended", "abandoned"]
@@ -48,6 +50,7 @@ class GameMeta(BaseModel):
     max_turns: int
     stall_turns: int
     created: str
+    owner: str = Field("", description="SHA-256 of the player cookie of the browser that started the game.")
     status: GameStatus = "active"
     result: str = ""
     log: str = ""
@@ -95,13 +98,21 @@ RoleFactory = Callable[[str, str], tuple[Judge, WorldManager]]
 
 @dataclass
 class Session:
-    """A loaded game: its metadata, live engine state and lock."""
+    """A loaded game: its metadata, live engine state, lock, and the player's view between turns.
+
+    ``view`` is replaced only once a turn is complete and on disk: pages and form checks read it, never the live
+    state, which a turn changes in steps (a model referee's stages await in between).
+    """
 
     meta: GameMeta
     game: Game
     checkpoint: RunCheckpoint
     attacker: HumanAttacker
+    view: PlayerView
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def refresh_view(self) -> None:
+        self.view = player_view(next_observation(self.game.state))
 
 
 class GameStore:
@@ -150,19 +161,25 @@ class GameStore:
                 continue
         return sorted(found, key=lambda m: m.created, reverse=True)
 
-    async def create(self, player: str, task_id: str) -> GameMeta:
-        """A new game of ``task_id`` for ``player``, with a fresh random seed (recorded)."""
+    def check_owner(self, meta: GameMeta, owner: str) -> None:
+        """Refuse (403) a browser other than the one that started the game: only its player may act or look."""
+        if not meta.owner or not hmac.compare_digest(meta.owner, owner):
+            raise GameError("this game was started in another browser; only its player can open it", 403)
+
+    async def create(self, player: str, task_id: str, owner: str) -> GameMeta:
+        """A new game of ``task_id`` for ``player`` in the browser ``owner``, with a fresh random seed (recorded)."""
         get_task(task_id)  # unknown tasks fail here, before anything is written
         meta = GameMeta(
             id=secrets.token_urlsafe(GAME_ID_BYTES),
             player=player,
             task_id=task_id,
-            seed=secrets.randbelow(2**31),
+            seed=self.settings.play_seed if self.settings.play_seed is not None else secrets.randbelow(2**31),
             judge=self.settings.judge,
             world_manager=self.settings.world_manager,
             max_turns=self.settings.max_turns,
             stall_turns=self.settings.stall_turns,
             created=datetime.now(UTC).isoformat(timespec="seconds"),
+            owner=owner,
         )
         self.save_meta(meta)
         session = self._new_session(meta, [])
@@ -175,7 +192,8 @@ class GameStore:
         attacker = HumanAttacker()
         config = EngineConfig(max_turns=meta.max_turns, stall_turns=meta.stall_turns)
         game = Game(get_task(meta.task_id).initial_state(), Roles(attacker, judge, world_manager), meta.seed, config)
-        return Session(meta, game, RunCheckpoint(self.folder(meta.id), meta.run_key()), attacker)
+        checkpoint = RunCheckpoint(self.folder(meta.id), meta.run_key())
+        return Session(meta, game, checkpoint, attacker, player_view(next_observation(game.state)))
 
     async def session(self, game_id: str) -> Session:
         """The loaded game, rebuilt from its recorded turns if the server restarted since it was played."""
@@ -187,8 +205,8 @@ class GameStore:
             meta = self.meta(game_id)
             session = self._new_session(meta, [])
             records, note = session.checkpoint.load()
-            if note and not records and meta.status == "active" and session.checkpoint.path.exists():
-                raise GameError(f"game {game_id}: its turn file cannot be read ({note})", 500)
+            if note:  # a torn last line (the server died mid-write): keep the whole turns, drop the rest on disk
+                session.checkpoint.start(records)
             if records:
                 try:
                     session.game = await restore(
@@ -196,6 +214,11 @@ class GameStore:
                     )
                 except ReplayMismatch as err:
                     raise GameError(f"game {game_id}: its recorded turns no longer replay ({err})", 500) from err
+            ended = session.game.termination() if records else None
+            if ended is not None and meta.status == "active":  # the server died between the last turn and game.json
+                meta.status, meta.result = "ended", end_summary(session.game, ended[0])
+                self.save_meta(meta)
+            session.refresh_view()
             self._sessions[game_id] = session
             return session
 
@@ -215,14 +238,19 @@ class GameStore:
             session.attacker.pending = (plan, action)
             try:
                 record = await game.step()
+                session.checkpoint.append(record.model_dump_json())
+            except BaseException:
+                # memory may be ahead of the disk: forget the live game; the next request rebuilds it from disk
+                self._sessions.pop(game_id, None)
+                raise
             finally:
                 session.attacker.pending = None
-            session.checkpoint.append(record.model_dump_json())
             ended = game.termination()
             if ended is not None:
                 meta.status = "ended"
                 meta.result = end_summary(game, ended[0])
                 self.save_meta(meta)
+            session.refresh_view()
             return record
 
     async def abandon(self, game_id: str) -> GameMeta:
@@ -236,10 +264,6 @@ class GameStore:
             meta.result = f"abandoned by the player after {session.game.state.turn} turn(s)"
             self.save_meta(meta)
             return meta
-
-    def result(self, session: Session) -> RunResult | None:
-        ended = session.game.termination()
-        return session.game.result(*ended) if ended is not None else None
 
     def pending_logs(self) -> list[GameMeta]:
         """Finished or abandoned games whose log has not been written yet (e.g. the server stopped first)."""
@@ -255,6 +279,7 @@ class GameStore:
             if not session.game.records:
                 meta.log_error = "no turn was played, so there is no run to log"
             else:
+                session.checkpoint.start(session.game.records)  # exactly the turns played, nothing torn
                 try:
                     # run_in_executor, not to_thread: a copied context would tell Inspect it is inside this
                     # event loop already, and it refuses to start its own
@@ -272,9 +297,6 @@ class GameStore:
     def _turns(self, meta: GameMeta) -> int:
         records, _ = RunCheckpoint(self.folder(meta.id), meta.run_key()).load()
         return len(records)
-
-    def records_file(self, meta: GameMeta) -> Path:
-        return RunCheckpoint(self.folder(meta.id), meta.run_key()).path
 
 
 def end_summary(game: Game, status: RunStatus) -> str:

@@ -1,12 +1,15 @@
-"""Which turns raters review: every turn that changed a checkpoint or a critical flag, plus a seeded random share
-of the other turns the Judge was asked about, from every benchmark and human run in the log folder.
+"""Which turns raters review: every turn with an action that changed a checkpoint or a critical flag, plus a seeded
+random share of the other turns the Judge was asked about, from every benchmark and human run in the log folder.
 
 The sample is a pure function of the runs, the seed and the share, and every rater sees the same turns in the
-same (seeded, shuffled) order, so ratings overlap and agreement between raters can be measured.
+same order, so ratings overlap and agreement between raters can be measured. Each turn's place in that order is
+a seeded hash of the turn itself, so logs added later (a finished human game, say) slot their turns in without
+moving anyone else's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Iterable
 
@@ -24,6 +27,7 @@ class ReviewItem(BaseModel):
     judge: str
     world_manager: str
     key: bool  # changed a checkpoint or a critical flag
+    judge_asked: bool  # False: the engine's pre-check ruled the action impossible; there is no Judge to rate
 
 
 class TurnMark(BaseModel):
@@ -71,7 +75,12 @@ def sample_review_turns(runs: Iterable[RunTurns], seed: int, share: float) -> li
             key = record.key
             if key or (record.judge_called and rng.random() < share):
                 ref = TurnRef(eval_id=run.eval_id, sample_id=run.sample_id, epoch=run.epoch, turn=record.turn)
-                item = ReviewItem(ref=ref, log=run.log, judge=run.judge, world_manager=run.world_manager, key=key)
+                item = ReviewItem(ref=ref, log=run.log, judge=run.judge, world_manager=run.world_manager, key=key,
+                                  judge_asked=record.judge_called)  # fmt: skip
                 items.append(item)
-    random.Random(seed).shuffle(items)
-    return items
+    return sorted(items, key=lambda item: _place(seed, item.ref))
+
+
+def _place(seed: int, ref: TurnRef) -> str:
+    text = f"{seed}|{ref.eval_id}|{ref.sample_id}|{ref.epoch}|{ref.turn}"
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from ..analysis.review_store import Rating, ReviewStore, ReviewStoreError
+from ..analysis.review_store import Rating, ReviewStore, ReviewStoreError, TurnRef
 from ..harness.log_reader import LogProblem, find_logs, iter_runs, read_header
 from .forms import NAME, NAME_RULE, FormErrors, parse_form
 from .key_turns import ReviewItem, RunTurns, TurnMark, sample_review_turns
@@ -49,8 +49,21 @@ def _log_runs(root: Path, path: Path) -> list[RunTurns]:
 def review_items(settings: ServeSettings) -> list[ReviewItem]:
     """The review sequence for the log folder as it is now."""
     root = settings.log_dir
-    runs = [run for path in (find_logs([root]) if root.exists() else []) for run in _log_runs(root, path)]
+    paths = find_logs([root]) if root.exists() else []
+    runs = [run for path in paths for run in _log_runs(root, path)]
+    current = {(str(p), p.stat().st_mtime_ns) for p in paths}
+    for stale in [key for key in _runs_cache if key[0].startswith(str(root)) and key not in current]:
+        del _runs_cache[stale]  # rewritten or removed logs
     return sample_review_turns(runs, settings.review_seed, settings.review_share)
+
+
+def _posted_ref(values: dict[str, str]) -> TurnRef | None:
+    """The turn a rating form was shown for (its hidden fields), or None if they are missing or malformed."""
+    try:
+        return TurnRef(eval_id=values["eval_id"], sample_id=values["sample_id"], epoch=int(values["epoch"]),
+                       turn=int(values["turn"]))  # fmt: skip
+    except (KeyError, ValueError):
+        return None
 
 
 def review_router(settings: ServeSettings) -> APIRouter:
@@ -120,12 +133,15 @@ def review_router(settings: ServeSettings) -> APIRouter:
         except FormErrors as err:
             return error_page(str(err), 422, "/review", "Review")
         rater, errors = values.get("rater", ""), {}
-        try:
-            index = int(values.get("i", ""))
-        except ValueError:
-            return error_page("the form names no review item", 422, "/review", "Review")
-        scores = {}
-        for field in ("judge_rating", "world_manager_rating"):
+        ref = _posted_ref(values)
+        items = await asyncio.to_thread(review_items, settings)
+        # the rating is for the turn the form showed, named by its hidden fields; the position is only navigation
+        index = next((n for n, candidate in enumerate(items) if candidate.ref == ref), None)
+        if not NAME.fullmatch(rater) or index is None:
+            return error_page("unknown rater, or that turn is not in the review sample", 422, "/review", "Review")
+        item = items[index]
+        scores: dict[str, int | None] = {"judge_rating": None}
+        for field in ("judge_rating", "world_manager_rating") if item.judge_asked else ("world_manager_rating",):
             raw = values.get(field, "")
             if raw not in {"1", "2", "3", "4", "5"}:
                 errors[field] = "choose a rating from 1 to 5"
@@ -134,12 +150,8 @@ def review_router(settings: ServeSettings) -> APIRouter:
         comment = values.get("comment", "").replace("\r\n", "\n").strip()
         if len(comment) > MAX_COMMENT:
             errors["comment"] = f"at most {MAX_COMMENT} characters (this has {len(comment)})"
-        items = await asyncio.to_thread(review_items, settings)
-        if not NAME.fullmatch(rater) or not 0 <= index < len(items):
-            return error_page("unknown rater or review item", 422, "/review", "Review")
         if errors:
             return await turn_page(rater, index, errors, values, 422)
-        item = items[index]
         rating = Rating(ref=item.ref, log=item.log, rater=rater, comment=comment, judge=item.judge,
                         world_manager=item.world_manager, created=datetime.now(UTC).isoformat(timespec="seconds"),
                         **scores)  # fmt: skip

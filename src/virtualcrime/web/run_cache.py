@@ -18,6 +18,7 @@ from ..scenarios import ScenarioError, get_task
 from ..world import WorldState
 
 CACHED_RUNS = 32
+MAX_PATH = 1024
 
 
 class NotFound(LookupError):
@@ -39,10 +40,15 @@ class OpenRun:
 
 def checked_log(root: Path, relative: str) -> LogEntry:
     """The log ``relative`` names under ``root``; NotFound for anything outside it or not a VirtualCrime log."""
-    if not relative or relative.startswith(("/", "\\")) or ".." in Path(relative).parts or "\x00" in relative:
-        raise NotFound(f"not a log path: {relative!r}")
-    path = (root / relative).resolve()
-    if not path.is_relative_to(root.resolve()) or path.suffix not in LOG_SUFFIXES or not path.is_file():
+    if (not relative or len(relative) > MAX_PATH or relative.startswith(("/", "\\")) or ".." in Path(relative).parts
+            or "\x00" in relative):  # fmt: skip
+        raise NotFound(f"not a log path: {relative[:80]!r}")
+    try:
+        path = (root / relative).resolve()
+        found = path.is_relative_to(root.resolve()) and path.suffix in LOG_SUFFIXES and path.is_file()
+    except OSError:  # a name too long for the file system, say
+        found = False
+    if not found:
         raise NotFound(f"no log {relative!r} in {root}")
     entry = log_entry(root, relative)
     if entry is None:

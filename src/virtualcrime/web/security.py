@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
-from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
+
+from starlette.requests import cookie_parser
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,18 +45,16 @@ def presented_token(scope: Scope) -> tuple[str | None, bool]:
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     if query.get("token"):
         return query["token"][0], True
-    cookie = SimpleCookie(headers.get(b"cookie", b"").decode("latin-1"))
-    if TOKEN_COOKIE in cookie:
-        return cookie[TOKEN_COOKIE].value, False
-    return None, False
+    cookies = cookie_parser(headers.get(b"cookie", b"").decode("latin-1"))  # lenient: other apps' cookies are odd
+    return cookies.get(TOKEN_COOKIE), False
 
 
 class TokenMiddleware:
     """Refuse (401) every HTTP request that does not carry ``token``.
 
-    A browser opens the first page as ``/?token=…``; the answer sets an HttpOnly, SameSite=Strict cookie so later
-    requests (links, forms) carry it without the token appearing in further URLs. Scripts send
-    ``Authorization: Bearer …``.
+    A browser opens the first page as ``/?token=…``; the answer redirects to the same address without the token
+    and sets an HttpOnly, SameSite=Strict cookie, so later requests (links, forms) carry it and the token does not
+    stay in the address bar or history. Scripts send ``Authorization: Bearer …``.
     """
 
     def __init__(self, app: ASGIApp, token: str) -> None:
@@ -76,6 +75,13 @@ class TokenMiddleware:
             await self.app(scope, receive, send)
             return
         cookie = f"{TOKEN_COOKIE}={self.token}; HttpOnly; SameSite=Strict; Path=/".encode()
+        if scope.get("method") == "GET":
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+            rest = urlencode([(k, v) for k, values in query.items() if k != "token" for v in values])
+            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            await _plain(send, 303, "303: the token is now a cookie", [(b"location", location.encode("latin-1")),
+                                                                       (b"set-cookie", cookie)])  # fmt: skip
+            return
 
         async def send_with_cookie(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -83,6 +89,40 @@ class TokenMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def _host_only(value: str) -> str:
+    """``localhost`` from ``localhost:8000`` or ``http://localhost:8000``; ``[::1]`` kept whole."""
+    value = value.split("://", 1)[-1].split("/", 1)[0].lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class LocalOnlyMiddleware:
+    """Without a token on loopback: refuse requests for another Host name (DNS rebinding) and form posts from
+    pages of other sites (their Origin), which a browser would otherwise send to localhost for them."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        host = _host_only(headers.get(b"host", b"localhost").decode("latin-1"))
+        if host not in LOCAL_HOSTS:
+            await _plain(send, 400, f"400: this server answers only to localhost, not {host!r}")
+            return
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        if scope.get("method") not in ("GET", "HEAD") and origin and _host_only(origin) not in LOCAL_HOSTS:
+            await _plain(send, 403, "403: forms posted from another site are refused")
+            return
+        await self.app(scope, receive, send)
 
 
 class BodyLimitMiddleware:

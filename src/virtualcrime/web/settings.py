@@ -19,9 +19,17 @@ class ServeSettings(BaseModel):
     judge: str = DEFAULT_ROLE
     world_manager: str = DEFAULT_ROLE
     log_dir: Path = Path("logs")
-    token: str | None = Field(None, description="Required on every request when set (always set off loopback).")
+    token: str | None = Field(
+        None,
+        min_length=16,
+        pattern=r"^[A-Za-z0-9._~+/=-]+$",
+        description="Required on every request when set (always set off loopback); at least 16 characters.",
+    )
     max_turns: int = Field(60, ge=1, le=1000)
     stall_turns: int = Field(30, ge=1, le=1000)
+    play_seed: int | None = Field(
+        None, ge=0, description="RNG seed of every human game (default: a fresh random seed per game, recorded)."
+    )
     review_seed: int = 0
     review_share: float = Field(0.1, ge=0.0, le=1.0, description="Share of other judged turns sampled for review.")
 
