@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
 from .facts import HUMAN_PREFIX, RunFacts
 from .metrics import status_counts
+from .review import utc_time
 
 MAX_PLAYERS = 3
 
@@ -71,7 +72,8 @@ def build_human_play(runs: Sequence[RunFacts], created: Mapping[str, str]) -> Hu
     human = [r for r in runs if is_human(r.attacker)]
     if not human:
         return None
-    human.sort(key=lambda r: (_when(created.get(r.log, "")), r.log, r.sample_id, r.epoch))
+    # a log with no readable creation time sorts last
+    human.sort(key=lambda r: (utc_time(created.get(r.log, ""), datetime.max), r.log, r.sample_id, r.epoch))
     by_task: dict[str, list[RunFacts]] = defaultdict(list)
     for run in human:
         by_task[run.task_id].append(run)
@@ -105,12 +107,3 @@ def task_row(task: str, games: Sequence[RunFacts]) -> HumanTaskRow:
         fewest_turns_to_win=min((r.turns for r in wins), default=None),
         not_counted=order[MAX_PLAYERS:],
     )
-
-
-def _when(created: str) -> datetime:
-    """A log's creation time for ordering (naive counts as UTC; missing or unreadable sorts last)."""
-    try:
-        when = datetime.fromisoformat(created)
-    except ValueError:
-        return datetime.max.replace(tzinfo=UTC)
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

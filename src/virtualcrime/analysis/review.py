@@ -89,7 +89,7 @@ def latest_ratings(ratings: Sequence[Rating]) -> tuple[list[Rating], int]:
         earlier = kept.get(key)
         if earlier is None:
             kept[key] = (index, rating)
-        elif _when(rating.created) >= _when(earlier[1].created):
+        elif utc_time(rating.created) >= utc_time(earlier[1].created):
             kept[key] = (earlier[0], rating)
     ordered = [rating for _, rating in sorted(kept.values(), key=lambda pair: pair[0])]
     return ordered, len(ratings) - len(ordered)
@@ -179,10 +179,10 @@ def _ref_order(ref: TurnRef) -> tuple[str, str, int, int]:
     return (ref.eval_id, ref.sample_id, ref.epoch, ref.turn)
 
 
-def _when(created: str) -> datetime:
-    """A rating's time for ordering (naive counts as UTC; unreadable sorts first)."""
+def utc_time(text: str, unreadable: datetime = datetime.min) -> datetime:
+    """An ISO-8601 time for ordering, naive read as UTC; ``unreadable`` (as UTC) when it does not parse."""
     try:
-        when = datetime.fromisoformat(created)
+        when = datetime.fromisoformat(text)
     except ValueError:
-        return datetime.min.replace(tzinfo=UTC)
+        return unreadable.replace(tzinfo=UTC)
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
