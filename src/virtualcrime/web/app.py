@@ -17,6 +17,7 @@ from .pages import STATIC, page
 from .play import play_router
 from .replay import replay_router
 from .review import review_router
+from .run_cache import RunCache
 from .security import BodyLimitMiddleware, LocalOnlyMiddleware, TokenMiddleware
 from .settings import ServeSettings, is_loopback
 
@@ -62,8 +63,9 @@ def create_app(settings: ServeSettings, roles: RoleFactory = model_referees) -> 
                     world_manager=settings.world_manager, max_turns=settings.max_turns)  # fmt: skip
 
     app.include_router(play_router(games))
-    app.include_router(replay_router(settings))
-    app.include_router(review_router(settings))
+    opened_runs = RunCache(settings.log_dir)  # Replay and Review open the same runs
+    app.include_router(replay_router(settings, opened_runs))
+    app.include_router(review_router(settings, opened_runs))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimitMiddleware)
     if settings.token:

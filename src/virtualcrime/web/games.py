@@ -167,7 +167,8 @@ class GameStore:
             raise GameError("this game was started in another browser; only its player can open it", 403)
 
     async def create(self, player: str, task_id: str, owner: str) -> GameMeta:
-        """A new game of ``task_id`` for ``player`` in the browser ``owner``, with a fresh random seed (recorded)."""
+        """A new game of ``task_id`` for ``player`` in the browser ``owner``; its seed is the server's ``play_seed``
+        or else a fresh random one (recorded either way)."""
         get_task(task_id)  # unknown tasks fail here, before anything is written
         meta = GameMeta(
             id=secrets.token_urlsafe(GAME_ID_BYTES),
@@ -182,12 +183,12 @@ class GameStore:
             owner=owner,
         )
         self.save_meta(meta)
-        session = self._new_session(meta, [])
+        session = self._new_session(meta)
         session.checkpoint.start([])
         self._sessions[meta.id] = session
         return meta
 
-    def _new_session(self, meta: GameMeta, records: list[TurnRecord]) -> Session:
+    def _new_session(self, meta: GameMeta) -> Session:
         judge, world_manager = self._roles(meta.judge, meta.world_manager)
         attacker = HumanAttacker()
         config = EngineConfig(max_turns=meta.max_turns, stall_turns=meta.stall_turns)
@@ -203,7 +204,7 @@ class GameStore:
             if game_id in self._sessions:
                 return self._sessions[game_id]
             meta = self.meta(game_id)
-            session = self._new_session(meta, [])
+            session = self._new_session(meta)
             records, note = session.checkpoint.load()
             if note:  # a torn last line (the server died mid-write): keep the whole turns, drop the rest on disk
                 session.checkpoint.start(records)

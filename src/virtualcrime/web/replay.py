@@ -62,10 +62,9 @@ def turn_context(opened: OpenRun, turn: int) -> dict[str, Any]:
     }
 
 
-def replay_router(settings: ServeSettings) -> APIRouter:
+def replay_router(settings: ServeSettings, runs: RunCache) -> APIRouter:
     router = APIRouter()
     root = settings.log_dir
-    runs = RunCache(root)
 
     @router.get("/replay", response_class=HTMLResponse)
     async def logs() -> Response:

@@ -14,7 +14,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from ..analysis.review_store import Rating, ReviewStore, ReviewStoreError, TurnRef
+from ..analysis.review_store import MAX_COMMENT, Rating, ReviewStore, ReviewStoreError, TurnRef
 from ..harness.log_reader import LogProblem, find_logs, iter_runs, read_header
 from .forms import NAME, NAME_RULE, FormErrors, parse_form
 from .key_turns import ReviewItem, RunTurns, TurnMark, sample_review_turns
@@ -24,7 +24,6 @@ from .replay import turn_context
 from .run_cache import NotFound, RunCache
 from .settings import ServeSettings
 
-MAX_COMMENT = 2000
 _runs_cache: dict[tuple[str, int], list[RunTurns]] = {}
 
 
@@ -66,9 +65,8 @@ def _posted_ref(values: dict[str, str]) -> TurnRef | None:
         return None
 
 
-def review_router(settings: ServeSettings) -> APIRouter:
+def review_router(settings: ServeSettings, runs: RunCache) -> APIRouter:
     router = APIRouter()
-    runs = RunCache(settings.log_dir)
 
     def store() -> ReviewStore:
         settings.log_dir.mkdir(parents=True, exist_ok=True)
