@@ -121,7 +121,7 @@ def main() -> int:
         inspect_eval(benchmark, model="virtualcrime/scripted", log_dir=str(log_dir), display="none")
         print(f"(setup: {args.runs} seeds of 8 tasks logged offline in {time.perf_counter() - started:.1f} s)")
         settings = ServeSettings(log_dir=log_dir)
-        with TestClient(create_app(settings), follow_redirects=True) as client:
+        with TestClient(create_app(settings), base_url="http://localhost", follow_redirects=True) as client:
             play(client, args.turns)
             replay(client, log_dir)
             review(client, settings)
