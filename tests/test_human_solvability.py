@@ -162,3 +162,20 @@ def test_the_report_shows_human_play() -> None:
     dumped = summary.model_dump(mode="json", by_alias=True)
     assert dumped["human_play"]["tasks"][0]["fewest_turns_to_win"] == 7 and dumped["review"] is None
     assert build_summary([game(BOT, A, "won")], resamples=100).human_play is None
+
+
+def test_players_are_ordered_by_when_their_games_began_not_when_they_were_logged() -> None:
+    """dave started first but played longest: his log is the newest, yet he is among the first three."""
+    runs = [
+        game("human/dave", A, "won", 40).model_copy(update={"started": "2025-01-01T08:00:00+00:00"}),
+        game("human/alice", A, "lost", 3).model_copy(update={"started": "2025-01-01T09:00:00+00:00"}),
+        game("human/bob", A, "lost", 3).model_copy(update={"started": "2025-01-01T09:10:00+00:00"}),
+        game("human/carol", A, "won", 3).model_copy(update={"started": "2025-01-01T09:20:00+00:00"}),
+    ]
+    log_times = ["2025-01-01T12:00:00Z", "2025-01-01T09:05:00Z", "2025-01-01T09:15:00Z", "2025-01-01T09:25:00Z"]
+    logged = {r.log: t for r, t in zip(runs, log_times, strict=True)}
+    summary = build_human_play(runs, logged)
+    assert summary is not None
+    [row] = summary.tasks
+    assert row.players == ["dave", "alice", "bob"] and row.not_counted == ["carol"]
+    assert row.winners == ["dave"] and row.fewest_turns_to_win == 40

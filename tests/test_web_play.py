@@ -286,6 +286,25 @@ def test_a_finished_game_writes_its_log_at_once(tmp_path: Path) -> None:
         assert "Game over" in page and meta.log in page
 
 
+def test_a_log_written_just_before_a_crash_is_not_written_twice(tmp_path: Path) -> None:
+    """The log is on disk but game.json never heard of it: the next start finds it instead of writing another."""
+    player = ScriptedPlayer()
+    with web_client(tmp_path) as client:
+        game_id = start_game(client)
+        _play_turns(client, game_id, 2, player)
+        client.post(f"/play/{game_id}/abandon")
+        meta = games_of(client).meta(game_id)
+    [log] = find_logs([tmp_path])
+    (tmp_path / ".virtualcrime" / "play" / game_id / "game.json").write_text(
+        meta.model_copy(update={"log": ""}).model_dump_json()
+    )
+    with web_client(tmp_path) as client:
+        assert games_of(client).meta(game_id).log == meta.log
+    assert find_logs([tmp_path]) == [log]
+    [run] = list(iter_runs(read_header(log)))  # type: ignore[arg-type]
+    assert run.started == meta.created  # type: ignore[union-attr]
+
+
 def test_a_log_that_could_not_be_written_is_written_at_the_next_start(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import virtualcrime.web.games as games_module
 

@@ -65,15 +65,15 @@ def player_of(attacker: str) -> str:
 def build_human_play(runs: Sequence[RunFacts], created: Mapping[str, str]) -> HumanPlaySummary | None:
     """The human solvability section, or None when no human played.
 
-    ``created`` maps each log (``RunFacts.log``) to its creation time (``LogSummary.created``), which orders the
-    players; runs of a log not in it come last. ``unplayed`` lists the tasks of the benchmark (non-human) runs
+    Players are ordered by when each game began (``RunFacts.started``, recorded by the web UI), else by their log's
+    creation time: ``created`` maps each log (``RunFacts.log``) to it (``LogSummary.created``); runs with neither
+    come last. ``unplayed`` lists the tasks of the benchmark (non-human) runs
     that no human played.
     """
     human = [r for r in runs if is_human(r.attacker)]
     if not human:
         return None
-    # a log with no readable creation time sorts last
-    human.sort(key=lambda r: (utc_time(created.get(r.log, ""), datetime.max), r.log, r.sample_id, r.epoch))
+    human.sort(key=lambda r: (utc_time(r.started or created.get(r.log, ""), datetime.max), r.log, r.sample_id, r.epoch))
     by_task: dict[str, list[RunFacts]] = defaultdict(list)
     for run in human:
         by_task[run.task_id].append(run)

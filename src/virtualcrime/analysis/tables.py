@@ -339,7 +339,7 @@ def humans_markdown(summary: Summary) -> str:
     limit = found.max_players if found is not None else 0
     intro = (
         f"Human play: solvability per task. Per task, the first {limit} distinct players (in the order their games "
-        "were logged) count; only a won game is a win (an abandoned game is played, not won). "
+        "began) count; only a won game is a win (an abandoned game is played, not won). "
     )
     return intro + human_note(summary) + "\n\n" + markdown(human_rows(summary))
 

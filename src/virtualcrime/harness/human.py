@@ -21,7 +21,7 @@ from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..engine import EngineConfig, RunStatus, TurnRecord
 from ..engine.render import render_turn
@@ -105,6 +105,7 @@ def virtualcrime_human(
     abandoned: bool = False,
     max_turns: int = 60,
     stall_turns: int = 30,
+    started: str = "",
 ) -> Task:
     """The log of one human game: ``records_file``'s turns of ``task_id`` played with RNG ``seed``.
 
@@ -112,6 +113,7 @@ def virtualcrime_human(
         records_file: The game's turn file (header line, then one TurnRecord per line).
         task_id: The VirtualCrime task played. seed: the game's RNG seed.
         player: The player's name (the eval's model is ``human/<player>``). game_id: the web game's id.
+        started: When the game began (ISO-8601); orders the players of a task in the report.
         abandoned: The player gave up before the run ended (status ``abandoned``).
         max_turns: The turn limit the game was played with; stall_turns likewise.
     """
@@ -120,7 +122,13 @@ def virtualcrime_human(
     sample = Sample(
         id=scenario.id,
         input=base.input,
-        metadata={**(base.metadata or {}), "player": player, "game_id": game_id, "seed": seed},
+        metadata={
+            **(base.metadata or {}),
+            "player": player,
+            "game_id": game_id,
+            "seed": seed,
+            "game_started": started,
+        },
     )
     records = read_records(Path(records_file))
     return Task(
@@ -156,37 +164,62 @@ def store_human_game(records: list[TurnRecord], seed: int, config: EngineConfig,
     return solve
 
 
-def write_human_log(
-    records_file: Path,
-    task_id: str,
-    seed: int,
-    player: str,
-    game_id: str,
-    judge: str,
-    world_manager: str,
-    log_dir: Path,
-    abandoned: bool,
-    max_turns: int = 60,
-    stall_turns: int = 30,
-) -> Path:
-    """Write one finished or abandoned human game as a log in ``log_dir``; returns the log's path.
+class HumanGame(BaseModel):
+    """Everything a human game's log is written from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    records_file: Path
+    task_id: str
+    seed: int
+    player: str
+    game_id: str
+    judge: str
+    world_manager: str
+    abandoned: bool
+    max_turns: int = 60
+    stall_turns: int = 30
+    started: str = ""
+
+
+def existing_game_log(log_dir: Path, game_id: str) -> Path | None:
+    """A log already written for the web game ``game_id`` in ``log_dir`` (e.g. just before a crash), if any."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    for path in sorted(Path(log_dir).glob(f"*{HUMAN_TASK.replace('_', '-')}*.eval")):
+        try:
+            summaries = read_eval_log_sample_summaries(str(path))
+        except Exception:  # unreadable or unfinished: not this game's finished log
+            continue
+        if any((s.metadata or {}).get("game_id") == game_id for s in summaries):
+            return path
+    return None
+
+
+def write_human_log(game: HumanGame, log_dir: Path) -> Path:
+    """Write one finished or abandoned human game as a log in ``log_dir`` (once: a log already there for the game
+    is returned instead); returns the log's path.
 
     Blocking (it runs an Inspect eval): call it from a worker thread inside a server.
     """
+    existing = existing_game_log(log_dir, game.game_id)
+    if existing is not None:
+        return existing
     game_task = virtualcrime_human(
-        records_file=str(records_file),
-        task_id=task_id,
-        seed=seed,
-        player=player,
-        game_id=game_id,
-        abandoned=abandoned,
-        max_turns=max_turns,
-        stall_turns=stall_turns,
+        records_file=str(game.records_file),
+        task_id=game.task_id,
+        seed=game.seed,
+        player=game.player,
+        game_id=game.game_id,
+        abandoned=game.abandoned,
+        max_turns=game.max_turns,
+        stall_turns=game.stall_turns,
+        started=game.started,
     )
     [log] = inspect_eval(
         game_task,
-        model=f"{HUMAN_PROVIDER}/{player}",
-        model_roles={"judge": judge, "world_manager": world_manager},
+        model=f"{HUMAN_PROVIDER}/{game.player}",
+        model_roles={"judge": game.judge, "world_manager": game.world_manager},
         log_dir=str(log_dir),
         display="none",
         max_retries=1,
@@ -195,5 +228,5 @@ def write_human_log(
     )
     if log.status != "success":
         message = log.error.message if log.error else log.status
-        raise RuntimeError(f"writing the log of game {game_id} failed: {message}")
+        raise RuntimeError(f"writing the log of game {game.game_id} failed: {message}")
     return Path(log.location)

@@ -52,6 +52,7 @@ class RunIdentity(_L):
     map: str
     objective: str
     category: str
+    started: str = Field("", description="When a human game began (web UI), ISO-8601; empty for model runs.")
 
 
 # Verdicts of a second Judge on fixed turns are stored as scores named ``rejudge:<judge model>``; behaviour
@@ -254,6 +255,7 @@ def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, 
         map=str(metadata.get("map", sample_id.split("/")[0])),
         objective=str(metadata.get("objective", sample_id.split("/")[-1])),
         category=str(metadata.get("category", "")),
+        started=str(metadata.get("game_started", "")),
         turns=turns,
         result=result,
         tokens=_role_tokens(summary, sample),

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..engine import EngineConfig, Game, Roles, RunStatus, TurnRecord
 from ..engine.replay import ReplayMismatch, restore
 from ..harness.checkpoint import RunCheckpoint, RunKey
-from ..harness.human import write_human_log
+from ..harness.human import HumanGame, write_human_log
 from ..roles import Action, Judge, PlanUpdate, RoleError, WorldManager
 from ..scenarios import get_task
 from ..world import Observation
@@ -282,13 +282,17 @@ class GameStore:
             else:
                 session.checkpoint.start(session.game.records)  # exactly the turns played, nothing torn
                 try:
+                    game = HumanGame(
+                        records_file=session.checkpoint.path, task_id=meta.task_id, seed=meta.seed,
+                        player=meta.player, game_id=meta.id, judge=meta.judge, world_manager=meta.world_manager,
+                        abandoned=meta.status == "abandoned", max_turns=meta.max_turns,
+                        stall_turns=meta.stall_turns, started=meta.created,
+                    )  # fmt: skip
                     # run_in_executor, not to_thread: a copied context would tell Inspect it is inside this
                     # event loop already, and it refuses to start its own
-                    path = await asyncio.get_running_loop().run_in_executor(None, partial(
-                        write_human_log, session.checkpoint.path, meta.task_id, meta.seed, meta.player, meta.id,
-                        meta.judge, meta.world_manager, self.settings.log_dir, meta.status == "abandoned",
-                        meta.max_turns, meta.stall_turns,
-                    ))  # fmt: skip
+                    path = await asyncio.get_running_loop().run_in_executor(
+                        None, partial(write_human_log, game, self.settings.log_dir)
+                    )
                     meta.log, meta.log_error = str(path.resolve().relative_to(self.settings.log_dir.resolve())), ""
                 except Exception as err:  # the game stays on disk; the page offers to try again
                     meta.log_error = f"{type(err).__name__}: {err}"
