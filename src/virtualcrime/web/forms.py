@@ -7,13 +7,36 @@ reported against its field in plain words, and the submitted values are kept so 
 from __future__ import annotations
 
 import re
+from functools import cache
 from urllib.parse import parse_qs
+
+from pydantic import BaseModel
 
 from ..roles import Action, PlanUpdate
 from .player_view import PlayerView
 
 MAX_FIELDS = 32
-MEMORY_LIMIT, PLAN_LIMIT = 4000, 2000  # as PlanUpdate allows a model
+
+
+def field_limit(model: type[BaseModel], field: str, bound: str) -> int:
+    """A field's ``max_length`` / ``ge`` / ``le`` from the model's own constraints, so forms and models agree."""
+    value = next(getattr(m, bound) for m in model.model_fields[field].metadata if getattr(m, bound, None) is not None)
+    return int(value)
+
+
+@cache
+def turn_limits() -> dict[str, int]:
+    """The turn form's bounds, as the engine's models set them (the page's hints and the checks both use these)."""
+    return {
+        "memory": field_limit(PlanUpdate, "memory", "max_length"),
+        "plan": field_limit(PlanUpdate, "plan", "max_length"),
+        "verb": field_limit(Action, "verb", "max_length"),
+        "description": field_limit(Action, "description", "max_length"),
+        "minutes_min": field_limit(Action, "minutes", "ge"),
+        "minutes_max": field_limit(Action, "minutes", "le"),
+    }
+
+
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 NAME_RULE = "1-32 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
@@ -71,10 +94,11 @@ def turn_form(values: dict[str, str], view: PlayerView) -> tuple[int, PlanUpdate
     """The turn number the form was made for, the player's notes and action; FormErrors lists every problem."""
     errors: dict[str, str] = {}
     turn = _integer(values, "turn", errors, 1, 10_000)
-    memory = _text(values, "memory", errors, MEMORY_LIMIT, required=False)
-    plan = _text(values, "plan", errors, PLAN_LIMIT, required=False)
-    verb = _text(values, "verb", errors, 40)
-    description = _text(values, "description", errors, 1000)
+    limits = turn_limits()
+    memory = _text(values, "memory", errors, limits["memory"], required=False)
+    plan = _text(values, "plan", errors, limits["plan"], required=False)
+    verb = _text(values, "verb", errors, limits["verb"])
+    description = _text(values, "description", errors, limits["description"])
     actor = values.get("actor", "").strip()
     if actor not in view.members:
         errors["actor"] = f"choose a team member ({', '.join(view.members)})"
@@ -84,7 +108,9 @@ def turn_form(values: dict[str, str], view: PlayerView) -> tuple[int, PlanUpdate
     item = values.get("item", "").strip()
     if item and item not in view.item_ids:
         errors["item"] = "not an item in view; choose one from the list or leave it empty"
-    minutes = _integer(values, "minutes", errors, 1, 120)
+    minutes = _integer(
+        values, "minutes", errors, field_limit(Action, "minutes", "ge"), field_limit(Action, "minutes", "le")
+    )
     if errors:
         raise FormErrors(errors, values)
     action = Action(verb=verb, description=description, actor=actor, target=target, item=item, minutes=minutes)

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from ..scenarios import load_tasks
-from .forms import FormErrors, parse_form, player_name, turn_form
+from .forms import FormErrors, parse_form, player_name, turn_form, turn_limits
 from .games import GameError, GameStore, Session
 from .pages import error_page, page
 
@@ -79,7 +79,7 @@ def play_router(games: GameStore) -> APIRouter:
         if not notice and session.lock.locked():
             notice = "Your last action is still being resolved; reload in a moment to see its result."
         return page("play_turn.html", status=status, meta=meta, view=session.view, errors=errors or {},
-                    values=values or {}, notice=notice)  # fmt: skip
+                    values=values or {}, notice=notice, limits=turn_limits())  # fmt: skip
 
     def refused(err: GameError) -> Response:
         return error_page(str(err), err.status, "/play", "Your games")

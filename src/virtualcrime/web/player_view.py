@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ..roles.llm.prompts import SUGGESTED_VERBS, action_ids, plan_prompt
+from ..roles.llm.prompts import SUGGESTED_VERB_LIST, action_ids, plan_prompt
 from ..world import Observation, WorldState, observe
 from ..world.observe import SeenEntity, SeenLocation, SeenMember, SeenNpc
 
@@ -90,6 +90,6 @@ def player_view(observation: Observation) -> PlayerView:
         plan=observation.plan,
         members=members,
         usable_ids=usable,
-        verbs=[v.strip() for v in SUGGESTED_VERBS.split(",")],
+        verbs=list(SUGGESTED_VERB_LIST),
         model_prompt=plan_prompt(observation),
     )

@@ -17,7 +17,8 @@ from ..types import Action, Outcome, Stage
 from ..verbs import RULES
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
-SUGGESTED_VERBS = ", ".join(v for v in RULES if v != "other")
+SUGGESTED_VERB_LIST = [v for v in RULES if v != "other"]
+SUGGESTED_VERBS = ", ".join(SUGGESTED_VERB_LIST)
 
 
 @cache
