@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,27 @@ def play(task_id: str, seed: int, config: EngineConfig | None = None) -> tuple[G
     game = Game(get_task(task_id).initial_state(), offline_roles(), seed, config)
     result = asyncio.run(game.run())
     return game, result
+
+
+REQUIRE_LOCAL = "VIRTUALCRIME_REQUIRE_LOCAL"  # CI sets it: there the local extra must be installed and working
+
+
+@pytest.fixture(scope="session")
+def local_model() -> None:
+    """For tests that run ``virtualcrime/local``: skip when the local extra is not installed (fail under
+    ``VIRTUALCRIME_REQUIRE_LOCAL``); fail, naming the library, version and signal, when the model crashes or
+    does not answer. The probe runs the model in its worker process, never in this one, so a native crash fails
+    the tests that need the model and the rest of the suite runs on."""
+    from virtualcrime.harness.local_model import LocalModelCrashed, LocalModelUnavailable, probe
+
+    try:
+        probe()
+    except LocalModelUnavailable as err:
+        if os.environ.get(REQUIRE_LOCAL):
+            pytest.fail(f"{REQUIRE_LOCAL} is set but {err}", pytrace=False)
+        pytest.skip(str(err))
+    except LocalModelCrashed as err:
+        pytest.fail(f"the local model does not work: {err}", pytrace=False)
 
 
 @pytest.fixture

@@ -185,8 +185,8 @@ def test_levels_level5_rates_and_self_bias_by_hand() -> None:
     assert {r.dimension: r.dropped for r in summary.agreement}["collaboration"] == pytest.approx(1 / 3)
 
 
+@pytest.mark.usefixtures("local_model")
 def test_local_model_annotates_a_run(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is not installed")
     assert main(["run", "--task", "restaurant/robbery", "--seeds", "1", "--max-turns", "3", "--log-dir",
                  str(tmp_path), "--display", "none"]) == 0  # fmt: skip
     assert main(["annotate", str(tmp_path), "--annotator-a", "virtualcrime/local", "--annotator-b",

@@ -114,14 +114,18 @@ def test_cli_run_rejects_a_model_that_cannot_play_the_attacker(capsys: pytest.Ca
 
 
 def test_cli_replay_prints_a_transcript(robbery_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", str(robbery_log), "--sample", "restaurant/robbery", "--epoch", "1"]) == 0
+    assert main(["replay", str(robbery_log), "--task", "restaurant/robbery", "--seed", "0"]) == 0
     out = capsys.readouterr().out
-    assert "### Turn 1" in out and "**Verdict**" in out and "**Draw:**" in out and "**Run restaurant/robbery" in out
-    assert main(["replay", str(robbery_log), "--epoch", "2", "--turn", "2", "--brief"]) == 0
+    assert (
+        "\nTurn 1 · " in out
+        and "Verdict (judge" in out
+        and "Draw: u=" in out
+        and "Run restaurant/robbery seed 0" in out
+    )
+    assert "**" not in out and "`" not in out and "###" not in out  # plain text into a pipe, not raw Markdown
+    assert main(["replay", str(robbery_log), "--seed", "1", "--turn", "2", "--brief"]) == 0
     out = capsys.readouterr().out
-    assert "### Turn 2" in out and "### Turn 1" not in out and "**Team:**" not in out
-    assert main(["replay", str(robbery_log), "--sample", "nope"]) == 2
-    assert "no run matches" in capsys.readouterr().err
+    assert "Turn 2 · " in out and "Turn 1 · " not in out and "Team:" not in out and "seed 1" in out
 
 
 def test_cli_tasks_lists_json(capsys: pytest.CaptureFixture[str]) -> None:

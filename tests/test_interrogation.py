@@ -128,8 +128,8 @@ def test_interrogate_skips_game_role_attackers(matrix_logs: Path, capsys: pytest
     assert main(["interrogate", str(matrix_logs), "--conditions", "CTRL,A9"]) == 2
 
 
+@pytest.mark.usefixtures("local_model")
 def test_local_model_is_questioned_about_its_own_run(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is not installed")
     assert main(["run", "--attacker", "virtualcrime/local", "--task", "restaurant/robbery", "--seeds", "1",
                  "--max-turns", "2", "--log-dir", str(tmp_path), "--display", "none"]) == 0  # fmt: skip
     assert main(["interrogate", str(tmp_path), "--min-turns", "1", "--conditions", "CTRL,A2"]) == 0

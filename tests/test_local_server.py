@@ -25,7 +25,7 @@ from inspect_ai.model import Model, get_model
 from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
 
-llama_cpp = pytest.importorskip("llama_cpp", reason="the local extra (llama-cpp-python) is not installed")
+pytestmark = pytest.mark.usefixtures("local_model")  # skips without the local extra, fails if it crashes
 
 
 def free_port() -> int:
@@ -36,7 +36,8 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from virtualcrime.harness.local_model import LocalModelUnavailable, gguf_path
+    from virtualcrime.harness.local_model import library_versions
+    from virtualcrime.harness.local_worker import LocalModelUnavailable, gguf_path
 
     try:
         model = gguf_path()
@@ -59,7 +60,9 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except (urllib.error.URLError, ConnectionError, OSError):
             if process.poll() is not None:
                 server_log.seek(0)
-                pytest.fail(f"llama server exited: {server_log.read()[-2000:]}")
+                installed, _ = library_versions()
+                pytest.fail(f"the llama.cpp server (llama-cpp-python {installed}) exited with status "
+                            f"{process.returncode}: {server_log.read()[-2000:]}")  # fmt: skip
             time.sleep(0.5)
     else:
         process.kill()

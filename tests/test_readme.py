@@ -15,7 +15,7 @@ def readme_commands() -> list[str]:
 
 def test_readme_starts_with_setup_and_test_commands() -> None:
     setup, test = readme_commands()[:2]
-    assert "pip install -e" in setup and "virtualcrime run" in setup
+    assert setup.startswith("bash install.sh && ") and "virtualcrime run" in setup
     assert "pytest" in test and "mypy" in test and "ruff" in test
 
 

@@ -114,7 +114,7 @@ def test_cli_verify_reports_a_tampered_log(
     turns[1] = json.dumps(second)
     tampered = tmp_path / "tampered.eval"
     write_eval_log(log, str(tampered))
-    assert main(["replay", str(tampered), "--sample", str(sample.id), "--epoch", str(sample.epoch), "--verify"]) == 1
+    assert main(["replay", str(tampered), "--task", str(sample.id), "--seed", str(sample.epoch - 1), "--verify"]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH" in out and "turn 2: draw: log 0.123456" in out
 
@@ -133,7 +133,7 @@ def test_fork_with_the_parents_roles_and_seed_reproduces_the_parent(
     parent = read_eval_log(str(parent_path))
     sample = next(s for s in parent.samples or [] if s.id == "prison/riot" and s.epoch == 2)
     parent_turns, parent_result = records_from_store(dict(sample.store))
-    assert main(["fork", str(parent_path), "--sample", "prison/riot", "--epoch", "2", "--turn", "4",
+    assert main(["fork", str(parent_path), "--task", "prison/riot", "--seed", "1", "--turn", "4",
                  "--log-dir", str(tmp_path)]) == 0  # fmt: skip
     fork = read_eval_log(str(fork_log(tmp_path)))
     [forked] = fork.samples or []
@@ -152,7 +152,7 @@ def test_fork_with_a_new_seed_and_judge_keeps_the_prefix_and_replays(
     parent = read_eval_log(str(parent_path))
     sample = next(s for s in parent.samples or [] if s.id == "restaurant/robbery" and s.epoch == 1)
     parent_turns, _ = records_from_store(dict(sample.store))
-    args = ["fork", str(parent_path), "--sample", "restaurant/robbery", "--turn", "3", "--seed", "77",
+    args = ["fork", str(parent_path), "--task", "restaurant/robbery", "--seed", "0", "--turn", "3", "--new-seed", "77",
             "--judge", "virtualcrime/rules-strict", "--log-dir", str(tmp_path)]  # fmt: skip
     assert main(args) == 0
     fork_path = fork_log(tmp_path)
@@ -171,9 +171,13 @@ def test_fork_with_a_new_seed_and_judge_keeps_the_prefix_and_replays(
 
 def test_fork_rejects_a_turn_the_parent_never_reached(matrix_logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     parent_path = sorted(matrix_logs.glob("*.eval"))[0]
-    assert main(["fork", str(parent_path), "--sample", "restaurant/robbery", "--turn", "999"]) == 2
+    assert main(["fork", str(parent_path), "--task", "restaurant/robbery", "--seed", "0", "--turn", "999"]) == 2
     assert "--turn must be between 1 and" in capsys.readouterr().err
-    assert main(["fork", str(parent_path), "--sample", "nowhere/none", "--turn", "2"]) == 2
+    assert main(["fork", str(parent_path), "--task", "nowhere/none", "--turn", "2"]) == 2
+    assert "has no run of task 'nowhere/none'" in capsys.readouterr().err
+    # Two seeds of the task in the log: the seed must be named, never guessed.
+    assert main(["fork", str(parent_path), "--task", "restaurant/robbery", "--turn", "2"]) == 2
+    assert "seeds 0, 1); choose one with --seed" in capsys.readouterr().err
 
 
 def test_verify_re_executes_language_model_roles_from_their_recorded_replies(

@@ -271,7 +271,7 @@ def test_an_abandoned_game_is_a_normal_log_that_report_and_verify_read(tmp_path:
     assert "human/bob" in json.dumps(summary)
     assert main(["interrogate", str(log)]) == 0
     assert "is a person who played in the web UI" in capsys.readouterr().out
-    assert main(["fork", str(log), "--sample", TASK, "--turn", "2"]) == 2
+    assert main(["fork", str(log), "--task", TASK, "--turn", "2"]) == 2
     assert "give --attacker MODEL" in capsys.readouterr().err
 
 

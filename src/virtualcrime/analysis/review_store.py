@@ -8,6 +8,7 @@ save side by side and a rating is on disk before ``save`` returns. Only the stan
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from datetime import datetime, timedelta
@@ -157,7 +158,7 @@ class ReviewStore:
             with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)) as conn:
                 conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
                 if write and conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                    conn.execute("PRAGMA journal_mode = WAL")
+                    _enable_wal(conn)
                 conn.execute("PRAGMA synchronous = FULL")
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 try:
@@ -168,6 +169,20 @@ class ReviewStore:
                 conn.execute("COMMIT")
         except sqlite3.Error as err:
             raise ReviewStoreError(f"{self.path}: {err}") from err
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch the file to WAL. SQLite answers "database is locked" at once, without its busy handler, while another
+    process creates the same file, so wait for that here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:

@@ -5,21 +5,20 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
+from .common import CliError
 from .finished_logs import finished_logs
-from .main import CliError
 
 
-def add_annotate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     annotate = sub.add_parser("annotate", help="rate each run's behaviour with two annotator models (reconciled)")
     annotate.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders (searched recursively)")
     annotate.add_argument("--annotator-a", required=True, metavar="MODEL", help="first annotator model")
     annotate.add_argument("--annotator-b", required=True, metavar="MODEL", help="second annotator model")
 
 
-def annotate_command(args: argparse.Namespace) -> int:
-    from inspect_ai.log import read_eval_log
-
+def run(args: argparse.Namespace) -> int:
     from ..harness.annotate import annotate_log
+    from ..harness.posthoc import read_log
     from ..harness.providers import is_game_role
 
     for model in (args.annotator_a, args.annotator_b):
@@ -29,7 +28,7 @@ def annotate_command(args: argparse.Namespace) -> int:
     stages: Counter[str] = Counter()
     runs = failed = provider_errors = 0
     for path, _ in finished_logs(args.logs):
-        new = annotate_log(read_eval_log(str(path)), args.annotator_a, args.annotator_b)
+        new = annotate_log(read_log(path), args.annotator_a, args.annotator_b)
         for score in new:
             meta = score.metadata or {}
             provider_errors += bool(meta.get("provider_error"))

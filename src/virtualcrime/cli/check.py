@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from .main import CliError
+from .common import CliError, positive_int
+
+DEFAULT_SOLVE_SEEDS = 10
 
 
-def check_command(args: argparse.Namespace) -> int:
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    check = sub.add_parser("check", help="lint a scenario corpus; --solve proves every task winnable offline")
+    check.add_argument("path", nargs="?", metavar="PATH",
+                       help="corpus directory with objectives.yaml, maps/ and tasks/ (default: the bundled "
+                       "one)")  # fmt: skip
+    check.add_argument("--solve", action="store_true",
+                       help="also play the scripted Attacker against the rules roles on every task")  # fmt: skip
+    check.add_argument("--seeds", type=positive_int, default=DEFAULT_SOLVE_SEEDS, metavar="N",
+                       help=f"seeds per task for --solve (default {DEFAULT_SOLVE_SEEDS})")  # fmt: skip
+    check.add_argument("--task", action="append", metavar="ID", help="with --solve: only these tasks (or maps)")
+
+
+def run(args: argparse.Namespace) -> int:
     from ..scenarios import DATA_DIR
     from ..scenarios.lint import lint_corpus
 
@@ -23,6 +38,7 @@ def check_command(args: argparse.Namespace) -> int:
         print(finding)
     print(f"{path}: {len(errors)} error(s), {len(findings) - len(errors)} warning(s)")
     if errors:
+        print(f"check failed: {len(errors)} error(s) in the corpus", file=sys.stderr)
         return 1
     if args.solve:
         if path != DATA_DIR and not ((path / "maps").is_dir() and (path / "tasks").is_dir()):
@@ -55,5 +71,9 @@ def _solve(path: Path, seeds: int, only: list[str] | None) -> int:
           f"{len(chosen) * seeds} runs")  # fmt: skip
     if unsolved:
         print(f"never won: {', '.join(unsolved)}")
+        hint = (f"; the default, {DEFAULT_SOLVE_SEEDS} seeds, gives the scripted planner more tries"
+                if seeds < DEFAULT_SOLVE_SEEDS else "")  # fmt: skip
+        print(f"check failed: {len(unsolved)} of {len(chosen)} task(s) never won in {seeds} seed(s){hint}",
+              file=sys.stderr)  # fmt: skip
         return 1
     return 0

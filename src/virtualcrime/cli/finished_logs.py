@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .main import CliError
+from .common import CliError
 
 if TYPE_CHECKING:
     from ..harness.log_reader import LogSummary

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .main import CliError
+from .common import CliError
 
 
 def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
@@ -35,7 +35,15 @@ def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def harm_command(args: argparse.Namespace) -> int:
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    harm = sub.add_parser("harm", help="the over-harm classifier: classify texts or validate against labels")
+    harm.add_argument("action", choices=["classify", "validate"], help="classify: add levels; validate: score labels")
+    harm.add_argument("file", metavar="FILE.jsonl", help="JSON Lines with a 'text' per line ('-' for stdin)")
+    harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
+    harm.add_argument("--json", action="store_true", help="validate: print the figures as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
     """Dispatch ``harm classify`` / ``harm validate``."""
     rows = _read_lines(args.file)
     if args.action == "classify":

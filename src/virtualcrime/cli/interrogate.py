@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
+from .common import CliError
 from .finished_logs import finished_logs
-from .main import CliError
 
 
-def add_interrogate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask = sub.add_parser("interrogate", help="ask each run's Attacker model about its own actions, six framings")
     ask.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders (searched recursively)")
     ask.add_argument("--conditions", default="CTRL,B1,A1,A1B1,A2,A2B1", metavar="LIST",
@@ -16,11 +16,10 @@ def add_interrogate_parser(sub: argparse._SubParsersAction) -> None:  # type: ig
     ask.add_argument("--min-turns", type=int, default=10, metavar="N", help="runs with at least N executed turns")
 
 
-def interrogate_command(args: argparse.Namespace) -> int:
-    from inspect_ai.log import read_eval_log
-
+def run(args: argparse.Namespace) -> int:
     from ..harness.human import is_human
     from ..harness.interrogate import interrogate_log
+    from ..harness.posthoc import read_log
     from ..harness.providers import is_game_role
     from ..roles.interrogation import CONDITIONS
 
@@ -38,7 +37,7 @@ def interrogate_command(args: argparse.Namespace) -> int:
         if is_human(header.attacker):
             print(f"skipped {path.name}: its Attacker {header.attacker} is a person who played in the web UI")
             continue
-        asked, made = interrogate_log(read_eval_log(str(path)), conditions, args.min_turns)
+        asked, made = interrogate_log(read_log(path), conditions, args.min_turns)
         runs, calls = runs + asked, calls + made
         print(f"{path.name}: {asked} run(s) questioned ({made} call(s) to {header.attacker})")
     print(f"\n{runs} run(s) questioned with {calls} call(s)" if runs else "\nNothing new to ask.")

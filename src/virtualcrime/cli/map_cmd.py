@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .main import CliError
+from .common import CliError
 
 
-def map_command(args: argparse.Namespace) -> int:
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    map_parser = sub.add_parser("map", help="draw a map's location graph to a PNG")
+    map_parser.add_argument("id", metavar="ID", help="map id (e.g. restaurant) or task id (adds its team and NPCs)")
+    map_parser.add_argument("--out", metavar="FILE.png", help="output file (default ID.png)")
+
+
+def run(args: argparse.Namespace) -> int:
     from ..analysis.map_picture import draw_map
     from ..scenarios import load_tasks
 

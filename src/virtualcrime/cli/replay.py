@@ -1,113 +1,78 @@
-"""``virtualcrime replay``: a readable transcript of logged runs, turn by turn."""
+"""``virtualcrime replay``: a readable transcript of logged runs, turn by turn, or ``--verify`` that they reproduce."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from .main import CliError
+from .common import CliError, non_negative_int, positive_int, print_markdown
 
 
-def replay_command(args: argparse.Namespace) -> int:
-    from inspect_ai.log import read_eval_log
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    replay = sub.add_parser("replay", help="print a readable turn-by-turn transcript of a logged run")
+    replay.add_argument("log", metavar="LOG", help="an Inspect .eval / .json log file")
+    replay.add_argument("--task", metavar="ID", help="the run's task id (default: every run in the log)")
+    replay.add_argument("--sample", dest="task", help=argparse.SUPPRESS)  # the Inspect name of the same thing
+    replay.add_argument("--seed", type=non_negative_int, metavar="S",
+                        help="the run's seed, as `virtualcrime run` shows it (default: every seed)")  # fmt: skip
+    replay.add_argument("--turn", type=positive_int, metavar="N", help="only this turn")
+    replay.add_argument("--brief", action="store_true", help="omit the per-turn observation summary")
+    replay.add_argument("--verify", action="store_true",
+                        help="re-execute each run from its recorded role outputs and draws; exit 1 unless all "
+                        "reproduce exactly")  # fmt: skip
 
-    from ..engine.render import render_result, render_turn
 
+def run(args: argparse.Namespace) -> int:
+    from ..harness.log_browser import RunNotFound, select_runs
+
+    path = Path(args.log)
     try:
-        log = read_eval_log(args.log)
-    except (OSError, ValueError) as err:
-        raise CliError(f"cannot read log {args.log}: {err}") from err
-    samples = [
-        s
-        for s in log.samples or []
-        if (args.sample is None or str(s.id) == args.sample) and (args.epoch is None or s.epoch == args.epoch)
-    ]
-    if not samples:
-        known = sorted({f"{s.id} (epoch {s.epoch})" for s in log.samples or []})
-        raise CliError(f"no run matches; the log holds: {', '.join(known) or 'no samples'}")
+        entry, runs = select_runs(path, args.task, args.seed)
+    except RunNotFound as err:
+        raise CliError(str(err)) from err
     if args.verify:
-        return _verify(log, samples)
-    for sample in samples:
-        turns, result = _records(args.log, sample)
-        print(f"## {sample.id} · epoch {sample.epoch}\n")
-        for record in turns:
-            if args.turn is None or record.turn == args.turn:
-                print(render_turn(record, observation=not args.brief))
-                print()
-        if result is not None and args.turn is None:
-            print(render_result(result))
-            print()
+        return _verify(path, entry, runs)
+    return _transcripts(path, entry, runs, args.turn, args.brief)
+
+
+def _transcripts(path, entry, runs, turn: int | None, brief: bool) -> int:  # type: ignore[no-untyped-def]
+    from ..engine.render import render_result, render_turn
+    from ..harness.log_browser import read_selected
+
+    shown = 0
+    for run in runs:
+        logged = read_selected(path, entry, run)
+        turns = [t for t in logged.turns if turn is None or t.turn == turn]
+        if turn is not None and not turns:
+            if len(runs) == 1:
+                raise CliError(f"run {run.sample_id} seed {logged.seed} has turns 1–{len(logged.turns)}; no turn {turn}"
+                               if logged.turns else f"run {run.sample_id} seed {logged.seed} has no turns")  # fmt: skip
+            continue
+        shown += len(turns)
+        parts = [f"## {run.sample_id} · seed {logged.seed}"]
+        if logged.error and not logged.turns:
+            parts.append(f"No turns to show: {logged.error}")
+        parts += [render_turn(record, observation=not brief) for record in turns]
+        if logged.result is not None and turn is None:
+            parts.append(render_result(logged.result))
+        print_markdown("\n\n".join(parts) + "\n")
+    if turn is not None and not shown:
+        raise CliError(f"no run of {path.name} has a turn {turn}")
     return 0
 
 
-def _records(path: str, sample):  # type: ignore[no-untyped-def]
-    from ..harness.store import LogFormatError, records_from_store
+def _verify(path, entry, runs) -> int:  # type: ignore[no-untyped-def]
+    from ..harness.verify import verify_runs
 
-    try:
-        return records_from_store(dict(sample.store))
-    except LogFormatError as err:
-        raise CliError(f"{path}: sample {sample.id} epoch {sample.epoch}: {err}") from err
-
-
-def _verify(log, samples) -> int:  # type: ignore[no-untyped-def]
-    """Re-execute each run and compare with its records; 0 when every run reproduces exactly.
-
-    An ordinary run is re-executed: offline roles decide again, language-model roles parse their recorded
-    replies again, with the run's seed. A fork (whose early turns were played by its parent's roles), a human
-    game (the person's actions cannot be asked again) and a log without model events are replayed from the
-    recorded role outputs instead.
-    """
-    import asyncio
-
-    from ..engine import EngineConfig
-    from ..engine.replay import verify
-    from ..harness.fork import fork_reseed
-    from ..harness.human import is_human
-    from ..harness.log_reader import role_model
-    from ..harness.reexecute import reexecution_roles
-    from ..harness.roles import RoleOptions
-    from ..harness.solver import run_seed
-    from ..scenarios import ScenarioError, get_task
-
-    args = log.eval.task_args or {}
-    models = {
-        "attacker": log.eval.model,
-        "judge": role_model(log.eval.model_roles, "judge"),
-        "world_manager": role_model(log.eval.model_roles, "world_manager"),
-    }
-    config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
     failed = 0
-    for sample in samples:
-        turns, result = _records(log.location, sample)
-        metadata = dict(sample.metadata or {})
-        reseed = fork_reseed(metadata)
-        parent = metadata.get("parent")
-        if isinstance(parent, dict):  # a fork: its turns before the fork point replay with the parent's seed
-            seed = int(parent["seed"])
+    for outcome in verify_runs(path, entry, runs):
+        name = f"{outcome.task} seed {outcome.seed}"
+        if outcome.ok:
+            print(f"OK       {name}: {outcome.turns} turns reproduce exactly ({outcome.how}), {outcome.ending}")
         else:
-            seed = result.seed if result is not None else run_seed(sample.epoch, int(args.get("seed", 0)))
-        name = f"{sample.id} epoch {sample.epoch} (seed {seed})"
-        try:
-            state = get_task(str(sample.metadata.get("task_id", sample.id))).initial_state()
-        except (ValueError, ScenarioError) as err:
-            raise CliError(f"{name}: {err}") from err
-        roles, how = None, "replayed from recorded role outputs"
-        replayable = not isinstance(parent, dict) and not is_human(models["attacker"])
-        if replayable and (sample.events or not _uses_models(turns)):
-            options = RoleOptions(run_scope=f"{sample.metadata.get('task_id', sample.id)}/seed{seed}",
-                                  max_attempts=int(args.get("max_attempts", 3)))  # fmt: skip
-            roles, how = reexecution_roles(models, sample.events or [], options), "re-executed"
-        problems = asyncio.run(verify(state, seed, turns, result, config, reseed, roles))
-        if problems:
             failed += 1
-            print(f"MISMATCH {name} ({how}): {len(problems)} difference(s)")
-            for problem in problems[:10]:
+            print(f"MISMATCH {name} ({outcome.how}): {len(outcome.problems)} difference(s)")
+            for problem in outcome.problems[:10]:
                 print(f"  {problem}")
-        else:
-            ending = f", {result.status.value}" if result is not None else ", unfinished"
-            print(f"OK       {name}: {len(turns)} turns reproduce exactly ({how}){ending}")
-    print(f"\n{len(samples) - failed} of {len(samples)} run(s) reproduce exactly")
+    print(f"\n{len(runs) - failed} of {len(runs)} run(s) reproduce exactly")
     return 1 if failed else 0
-
-
-def _uses_models(turns) -> bool:  # type: ignore[no-untyped-def]
-    return any(t.model_calls for t in turns)

@@ -6,15 +6,27 @@ import argparse
 import time
 from pathlib import Path
 
-from .main import CliError
+from .common import CliError, positive_int
 
 
-def report_command(args: argparse.Namespace) -> int:
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    report = sub.add_parser("report", help="tables, intervals, figures and an HTML page from logs")
+    report.add_argument("logs", nargs="+", metavar="LOGS", help="Inspect log files or folders (searched recursively)")
+    report.add_argument("--out", default="report", metavar="DIR", help="output folder (default report)")
+    report.add_argument("--judge", metavar="MODEL", help="the judge of Table 1 (default: the judge with most runs)")
+    report.add_argument("--resamples", type=positive_int, default=10_000, metavar="N",
+                        help="bootstrap resamples (default 10000)")  # fmt: skip
+    report.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    report.add_argument("--jobs", type=positive_int, metavar="N", help="processes reading logs (default: one per CPU)")
+    report.add_argument("--include-unfinished", action="store_true",
+                        help="use the finished runs of evals that did not finish (left out by default, and "
+                        "listed)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
     from ..analysis.report import ReportError, load_runs, write_report
     from ..analysis.tables import terminal_summary
 
-    if args.jobs is not None and args.jobs < 1:
-        raise CliError("--jobs must be at least 1")
     if args.resamples < 100:
         raise CliError("--resamples must be at least 100 for a 95% percentile interval")
     started = time.perf_counter()

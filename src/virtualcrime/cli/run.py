@@ -1,91 +1,78 @@
-"""``virtualcrime run``: play tasks through Inspect, then print a summary table and the log's path."""
+"""``virtualcrime run``: play tasks through Inspect, then print the roles, a summary table and the log's path."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .main import CliError
+from .common import DISPLAYS, OFFLINE_ATTACKER, OFFLINE_ROLE, CliError, non_negative_int, positive_int
+
+if TYPE_CHECKING:
+    from ..harness.run_eval import EvalSummary
 
 
-def run_command(args: argparse.Namespace) -> int:
-    from inspect_ai import eval as inspect_eval
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    run = sub.add_parser("run", help="play one or a few tasks through Inspect and print a summary")
+    run.add_argument("--task", action="append", dest="tasks", metavar="ID",
+                     help="task id (map/objective) or map name; repeatable; default: every task")  # fmt: skip
+    run.add_argument("--attacker", default=OFFLINE_ATTACKER, metavar="MODEL",
+                     help=f"Attacker model (default {OFFLINE_ATTACKER})")  # fmt: skip
+    run.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help=f"Judge model (default {OFFLINE_ROLE})")
+    run.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL",
+                     help=f"World Manager model (default {OFFLINE_ROLE})")  # fmt: skip
+    run.add_argument("--seeds", type=positive_int, default=3, metavar="N", help="runs per task (default 3)")
+    run.add_argument("--seed", type=non_negative_int, default=0, metavar="S",
+                     help="base seed; run i uses S+i (default 0)")  # fmt: skip
+    run.add_argument("--max-turns", type=positive_int, default=60, metavar="N", help="turn limit (default 60)")
+    run.add_argument("--stall-turns", type=positive_int, default=30, metavar="N",
+                     help="stop after N turns without a new checkpoint (default 30)")  # fmt: skip
+    run.add_argument("--log-dir", default="logs", metavar="DIR", help="where Inspect writes the log (default logs)")
+    run.add_argument("--display", default="plain", choices=DISPLAYS, help="Inspect's progress display (default plain)")
 
-    from ..harness.roles import RoleConfigError, check_role_models
-    from ..harness.task import virtualcrime
-    from ..scenarios import ScenarioError
 
+def run(args: argparse.Namespace) -> int:
+    from ..harness.run_eval import RoleConfigError, play_tasks
+
+    print(f"attacker {args.attacker} · judge {args.judge} · world manager {args.world_manager}", flush=True)
     try:
-        check_role_models(args.attacker, args.judge, args.world_manager)
-    except RoleConfigError as err:
-        raise CliError(str(err)) from err
-    except Exception as err:  # provider missing, no API key, unknown model name
-        raise CliError(f"cannot use the requested models: {type(err).__name__}: {err}") from err
-    try:
-        task = virtualcrime(
-            tasks=",".join(args.tasks) if args.tasks else None,
+        summary = play_tasks(
+            args.tasks,
+            attacker=args.attacker,
+            judge=args.judge,
+            world_manager=args.world_manager,
             seeds=args.seeds,
             seed=args.seed,
             max_turns=args.max_turns,
             stall_turns=args.stall_turns,
-        )
-    except (ValueError, ScenarioError) as err:
-        raise CliError(str(err)) from err
-    try:
-        logs = inspect_eval(
-            task,
-            model=args.attacker,
-            model_roles={"judge": args.judge, "world_manager": args.world_manager},
             log_dir=args.log_dir,
             display=args.display,
-            max_retries=3,
-            timeout=120,
-            fail_on_error=False,
         )
-    except RoleConfigError as err:
+    except (RoleConfigError, ValueError) as err:
         raise CliError(str(err)) from err
-    log = logs[0]
     print()
-    print(summary_table(log))
-    usage = usage_lines(log)
-    if usage:
-        print("\n" + usage)
-    print(f"\nLog: {Path(log.location).resolve()}")
-    print(f"Open it with: inspect view --log-dir {Path(args.log_dir).resolve()}")
-    print(f"Transcript:   virtualcrime replay {log.location} --sample <task id> --epoch <n>")
-    if log.status != "success":
-        error = log.error.message if log.error else log.status
-        raise CliError(f"the eval did not finish: {error}")
-    errored = [s for s in log.samples or [] if s.error is not None]
-    if errored:
-        print(f"{len(errored)} run(s) ended with an error; see the log", file=sys.stderr)
+    print(summary_text(summary))
+    if summary.status != "success":
+        raise CliError(f"the eval did not finish: {summary.error or summary.status}")
+    if summary.errored:
+        print(f"{summary.errored} run(s) ended with an error; see the log", file=sys.stderr)
         return 1
     return 0
 
 
-def summary_table(log) -> str:  # type: ignore[no-untyped-def]
-    """One line per run (task × seed): status, turns, checkpoints and the reason it ended."""
+def summary_text(summary: EvalSummary) -> str:
+    """One line per run (task × seed), token usage per role and where the log is."""
     lines = [f"{'task':28} {'seed':>4}  {'status':11} {'turns':>5}  reason"]
-    wins = runs = 0
-    for sample in sorted(log.samples or [], key=lambda s: (str(s.id), s.epoch)):
-        score = (sample.scores or {}).get("run_outcome")
-        if score is None:
-            error = sample.error.message.splitlines()[0] if sample.error else "no score"
-            lines.append(f"{sample.id!s:28} {sample.epoch:>4}  {'error':11} {'-':>5}  {error[:80]}")
-            runs += 1
-            continue
-        runs += 1
-        wins += score.answer == "won"
-        turns = score.value["turns"] if isinstance(score.value, dict) else "-"
-        lines.append(f"{sample.id!s:28} {score.metadata['seed']:>4}  {score.answer:11} {turns:>5}  {score.explanation}")
-    lines.append(f"won {wins} of {runs} runs")
+    for row in summary.runs:
+        turns = "-" if row.turns is None else str(row.turns)
+        lines.append(f"{row.task:28} {row.seed:>4}  {row.status:11} {turns:>5}  {row.reason}")
+    lines.append(f"won {summary.wins} of {len(summary.runs)} runs")
+    if summary.tokens:
+        lines += ["", "tokens per role"]
+        lines += [f"{t.role:14} {t.input:>10} in {t.output:>8} out  {t.model}" for t in summary.tokens]
+    lines += ["", f"Log: {summary.log}", f"Open it with: inspect view --log-dir {Path(summary.log).parent}"]
+    if summary.runs:
+        first = summary.runs[0]
+        lines.append(f"Transcript:   virtualcrime replay {summary.log} --task {first.task} --seed {first.seed}")
     return "\n".join(lines)
-
-
-def usage_lines(log) -> str:  # type: ignore[no-untyped-def]
-    """Token usage per role: the Attacker is the eval's model, the Judge and World Manager are model roles."""
-    stats = log.stats
-    usages = [("attacker", stats.model_usage.get(log.eval.model)), *stats.role_usage.items()]
-    lines = [f"{role:14} {u.input_tokens:>10} in {u.output_tokens:>8} out" for role, u in usages if u is not None]
-    return ("tokens per role\n" + "\n".join(lines)) if lines else ""

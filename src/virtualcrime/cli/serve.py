@@ -6,15 +6,15 @@ import argparse
 import os
 from pathlib import Path
 
-from .main import CliError
+from .common import OFFLINE_ROLE, CliError
 
 
-def add_serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve = sub.add_parser("serve", help="web UI: people play tasks, researchers replay runs and rate key turns")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    serve.add_argument("--judge", default="virtualcrime/rules", metavar="MODEL", help="Judge of human games")
-    serve.add_argument("--world-manager", default="virtualcrime/rules", metavar="MODEL",
+    serve.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help="Judge of human games")
+    serve.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL",
                        help="World Manager of human games")  # fmt: skip
     serve.add_argument("--log-dir", default="logs", metavar="DIR",
                        help="logs to replay and review; human games are logged here (default logs)")  # fmt: skip
@@ -30,7 +30,7 @@ def add_serve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                        help="share of the other judged turns sampled for review (default 0.1)")  # fmt: skip
 
 
-def serve_command(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import uvicorn
     from pydantic import ValidationError
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..scenarios import load_tasks
-from ..scenarios.schema import Task
+if TYPE_CHECKING:
+    from ..scenarios.schema import Task
 
 
 def task_row(task: Task) -> dict[str, Any]:
@@ -29,7 +29,14 @@ def task_row(task: Task) -> dict[str, Any]:
     }
 
 
-def tasks_command(args: argparse.Namespace) -> int:
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    tasks = sub.add_parser("tasks", help="list the bundled tasks")
+    tasks.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..scenarios import load_tasks
+
     rows = [task_row(task) for _, task in sorted(load_tasks().items())]
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -71,6 +71,7 @@ class BenchMonitor:
     runs_started: int = 0
     runs_finished: int = 0
     runs_failed: int = 0
+    runs_reused: int = 0  # finished by earlier invocations of the same matrix (reused from its logs)
     turns: int = 0
     started_at: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -138,16 +139,23 @@ class BenchMonitor:
                 self.runs_finished += 1
 
     def status_line(self, total_runs: int) -> str:
-        """``runs 12/80 done, 4 running, 0 failed · 35 turns/min · attacker 12.3k tok $0.04 · ...``"""
+        """``runs 12/80 done (8 earlier), 4 running, 0 failed · 35 turns/min · attacker 12.3k tok $0.04 · …``, with
+        the spend against each budget that is set."""
         minutes = max(1e-9, (time.monotonic() - self.started_at) / 60)
         running = self.runs_started - self.runs_finished - self.runs_failed
+        earlier = f" ({self.runs_reused} earlier)" if self.runs_reused else ""
         parts = [
-            f"runs {self.runs_finished}/{total_runs} done, {running} running, {self.runs_failed} failed",
+            f"runs {self.runs_finished + self.runs_reused}/{total_runs} done{earlier}, {running} running, "
+            f"{self.runs_failed} failed",
             f"{self.turns / minutes:.0f} turns/min",
         ]
         for role, spend in sorted(self.spend.items()):
             cost = f" ${spend.cost:.2f}" if spend.priced else " $?"
             parts.append(f"{role} {spend.tokens / 1000:.1f}k tok{cost}")
+        if self.max_tokens is not None:
+            parts.append(f"spent {self.total_tokens:,} of {self.max_tokens:,} tokens")
+        if self.max_cost is not None:
+            parts.append(f"spent ${self.total_cost:.2f} of ${self.max_cost:.2f}")
         return " · ".join(parts)
 
 

@@ -42,6 +42,7 @@ class LogEntry(_B):
 class RunEntry(_B):
     sample_id: str
     epoch: int
+    seed: int = Field(description="The RNG seed the run was played with: what `virtualcrime run` shows.")
     status: str
     turns: int
     reason: str = ""
@@ -115,8 +116,21 @@ def log_entry(root: Path, relative: str) -> LogEntry | None:
     return _entry(str(path), path.stat().st_mtime_ns, str(root)) if path.is_file() else None
 
 
+def logged_seed(metadata: dict[str, Any], result_seed: int | None, epoch: int, task_args: dict[str, Any]) -> int:
+    """A logged run's seed: a fork's parent seed (its early turns replay with it), else the seed its result
+    records, else the seed its metadata names (human games), else the task's base seed plus the epoch index."""
+    parent = metadata.get("parent")
+    if isinstance(parent, dict):
+        return int(parent["seed"])
+    if result_seed is not None:
+        return result_seed
+    if "seed" in metadata:
+        return int(metadata["seed"])
+    return run_seed(epoch, int(task_args.get("seed", 0)))
+
+
 def list_runs(root: Path, entry: LogEntry) -> list[RunEntry]:
-    """The runs of a log with how each ended (from its scores; no records are read)."""
+    """The runs of a log with their seeds and how each ended (from its scores; no records are read)."""
     from inspect_ai.log import read_eval_log_sample_summaries
 
     runs = []
@@ -124,10 +138,14 @@ def list_runs(root: Path, entry: LogEntry) -> list[RunEntry]:
         score = (summary.scores or {}).get("run_outcome")
         value = score.value if score is not None and isinstance(score.value, dict) else {}
         status = str(score.answer) if score is not None and score.answer else ("error" if summary.error else "running")
+        recorded = (score.metadata or {}).get("seed") if score is not None else None
+        seed = logged_seed(dict(summary.metadata or {}), None if recorded is None else int(recorded), summary.epoch,
+                           entry.task_args)  # fmt: skip
         runs.append(
             RunEntry(
                 sample_id=str(summary.id),
                 epoch=summary.epoch,
+                seed=seed,
                 status=status,
                 turns=int(value.get("turns", 0)),
                 reason=str(score.explanation or "") if score is not None else "",
@@ -154,13 +172,7 @@ def read_run(root: Path, entry: LogEntry, sample_id: str, epoch: int) -> LoggedR
         error = str(sample.error.message) if sample.error else ""
     except LogFormatError as err:
         turns, result, error = [], None, str(err)
-    parent = metadata.get("parent")
-    if isinstance(parent, dict):
-        seed = int(parent["seed"])
-    elif result is not None:
-        seed = result.seed
-    else:
-        seed = int(metadata.get("seed", run_seed(epoch, int(args.get("seed", 0)))))
+    seed = logged_seed(metadata, result.seed if result is not None else None, epoch, args)
     reseed = fork_reseed(metadata)
     return LoggedRunRecords(
         log=entry,
@@ -176,3 +188,51 @@ def read_run(root: Path, entry: LogEntry, sample_id: str, epoch: int) -> LoggedR
         stall_turns=int(args.get("stall_turns", 30)),
         error=error,
     )
+
+
+class RunNotFound(LookupError):
+    """No run of a log matches the task and seed asked for; the message names what the log holds."""
+
+
+def entry_for_file(path: Path) -> LogEntry:
+    """The entry of one log file named on the command line; RunNotFound when it is no VirtualCrime log."""
+    entry = log_entry(path.parent, path.name) if path.exists() else None
+    if entry is None:
+        raise RunNotFound(f"{path} is not a readable VirtualCrime log" if path.exists() else f"no such log: {path}")
+    return entry
+
+
+def _span(values: list[int]) -> str:
+    values = sorted(set(values))
+    if values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+        return f"{values[0]}–{values[-1]}"
+    return ", ".join(map(str, values))
+
+
+def select_runs(path: Path, task: str | None, seed: int | None) -> tuple[LogEntry, list[RunEntry]]:
+    """The runs of the log at ``path`` of ``task`` (every task if None) with ``seed`` (every seed if None).
+
+    RunNotFound, in one line naming the tasks or the seeds the log holds, when nothing matches."""
+    entry = entry_for_file(path)
+    runs = list_runs(path.parent, entry)
+    if not runs:
+        raise RunNotFound(f"{path.name} holds no runs")
+    tasks = sorted({r.sample_id for r in runs})
+    if task is not None and task not in tasks:
+        shown = ", ".join(tasks[:8]) + (f" and {len(tasks) - 8} more" if len(tasks) > 8 else "")
+        raise RunNotFound(f"{path.name} has no run of task {task!r}; its {len(tasks)} task(s): {shown}")
+    chosen = [r for r in runs if task is None or r.sample_id == task]
+    if seed is not None:
+        matching = [r for r in chosen if r.seed == seed]
+        if not matching:
+            which = f"of {task} " if task else ""
+            raise RunNotFound(
+                f"{path.name} has no run {which}with seed {seed}; seeds: {_span([r.seed for r in chosen])}"
+            )
+        chosen = matching
+    return entry, sorted(chosen, key=lambda r: (r.sample_id, r.seed))
+
+
+def read_selected(path: Path, entry: LogEntry, run: RunEntry) -> LoggedRunRecords:
+    """The records of one run picked with ``select_runs``."""
+    return read_run(path.parent, entry, run.sample_id, run.epoch)

@@ -8,11 +8,17 @@ side in one log, readable by Inspect's viewer and by ``virtualcrime report``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import score as inspect_score
-from inspect_ai.log import EvalLog, write_eval_log
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.scorer import Score
+
+
+def read_log(path: Path) -> EvalLog:
+    """A whole log, samples included, for a post-hoc command to score."""
+    return read_eval_log(str(path))
 
 
 def score_into_log(

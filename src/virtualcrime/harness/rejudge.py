@@ -13,6 +13,7 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog
@@ -26,7 +27,7 @@ from ..roles import RoleError
 from ..scenarios import get_task
 from .generate import RoleModelError
 from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn
-from .posthoc import score_into_log
+from .posthoc import read_log, score_into_log
 from .roles import RoleOptions, judge_for
 from .solver import run_seed
 from .store import records_from_store
@@ -126,3 +127,21 @@ def rejudge_log(log: EvalLog, turns: Sequence[TurnRef], judge: str) -> tuple[int
         set(wanted),
     )
     return len(turns), sum(int(s.value) for s in kept if isinstance(s.value, int | float))
+
+
+def rejudge_logs(paths: Sequence[Path], judge: str, per_attacker: int, seed: int) -> dict[str, tuple[int, int]]:
+    """Sample ``per_attacker`` turns per attacker from the logs at ``paths`` (read in full) and re-judge them with
+    ``judge``, writing the verdicts into each log; per attacker, (turns asked, verdicts got)."""
+    logs = [read_log(path) for path in paths]
+    chosen = choose_turns(candidate_turns(logs, judge), per_attacker, seed)
+    by_log: dict[str, list[TurnRef]] = defaultdict(list)
+    for ref in chosen:
+        by_log[ref.log].append(ref)
+    by_location = {log.location: log for log in logs}
+    tally: dict[str, tuple[int, int]] = {}
+    for location, refs in sorted(by_log.items()):
+        log = by_location[location]
+        asked, got = rejudge_log(log, refs, judge)
+        before = tally.get(log.eval.model, (0, 0))
+        tally[log.eval.model] = (before[0] + asked, before[1] + got)
+    return tally

@@ -13,6 +13,7 @@ from ..roles import Attacker, Judge, WorldManager
 from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.rules import STRICT, RulesJudge, RulesWorldManager
 from ..roles.scripted import RandomAttacker, ScriptedAttacker
+from .errors import plain_message
 from .generate import inspect_generate
 from .providers import IN_PROCESS_ROLES, OfflineRoleModel
 
@@ -131,13 +132,29 @@ def with_latency(roles: Roles, seconds: float) -> Roles:
     )
 
 
+def model_for(name: str, role: str) -> Model:
+    """The Inspect model ``name`` for ``role``; RoleConfigError, in one plain line, when it cannot be used (an
+    unknown provider, a missing package or API key)."""
+    try:
+        return get_model(name)
+    except Exception as err:
+        raise RoleConfigError(f"cannot use {name} as the {role}: {plain_message(err)}") from err
+
+
 def check_role_models(attacker: str, judge: str, world_manager: str) -> None:
     """Raise RoleConfigError before an eval starts if a model cannot play its role."""
-    attacker_for(get_model(attacker))
-    judge_for(get_model(judge))
-    world_manager_for(get_model(world_manager))
+    attacker_for(model_for(attacker, "Attacker"))
+    judge_for(model_for(judge, "Judge"))
+    world_manager_for(model_for(world_manager, "World Manager"))
+
+
+def check_judge_model(judge: str) -> None:
+    """Raise RoleConfigError if ``judge`` cannot play the Judge (re-judging)."""
+    judge_for(model_for(judge, "Judge"))
 
 
 def referee_roles(judge: str, world_manager: str, options: RoleOptions = RoleOptions()) -> tuple[Judge, WorldManager]:
     """The Judge and World Manager for the named models, outside an eval (the web UI's human games)."""
-    return judge_for(get_model(judge), options), world_manager_for(get_model(world_manager), options)
+    return judge_for(model_for(judge, "Judge"), options), world_manager_for(
+        model_for(world_manager, "World Manager"), options
+    )
