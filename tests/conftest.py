@@ -80,7 +80,8 @@ def matrix_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class ScriptedModelAPI(ModelAPI):
-    """A language model for tests: ``reply(prompt)`` decides the text; every call reports ``USAGE`` tokens.
+    """A language model for tests: ``reply(prompt)`` decides the text from the whole prompt (system and user
+    messages joined); every call reports ``USAGE`` tokens.
 
     Subclass it, implement ``reply`` and register the subclass with ``@modelapi(name=...)``.
     """
@@ -97,7 +98,9 @@ class ScriptedModelAPI(ModelAPI):
     async def generate(
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
     ) -> ModelOutput:
-        output = ModelOutput.from_content(model=self.model_name, content=self.reply(input[-1].text))
+        # the whole prompt, system message included, as the model sees it
+        prompt = "\n\n".join(message.text for message in input)
+        output = ModelOutput.from_content(model=self.model_name, content=self.reply(prompt))
         tokens_in, tokens_out = self.USAGE
         output.usage = ModelUsage(input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out)
         return output

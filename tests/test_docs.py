@@ -26,14 +26,14 @@ from virtualcrime.roles.interrogation import CONDITIONS, QUESTIONS, Answers
 from virtualcrime.roles.llm import prompts
 from virtualcrime.roles.llm.roles import DEFAULT_ATTEMPTS
 from virtualcrime.roles.llm.schemas import action_schema
-from virtualcrime.roles.verbs import RULES
+from virtualcrime.roles.verbs import RULES, SUGGESTED_VERBS
 from virtualcrime.scenarios import get_task, load_objectives, load_tasks
 from virtualcrime.scenarios.schema import HarmAllowance
 from virtualcrime.world import MemberStatus, NpcStatus, observe
 from virtualcrime.world.apply import HISTORY_CAP
 from virtualcrime.world.models import MAX_TEAM
 from virtualcrime.world.observe import SeenEntity, SeenLocation, SeenMember, SeenNpc
-from virtualcrime.world.ops import Operation
+from virtualcrime.world.ops import MAX_CLOCK_MINUTES_PER_TURN, Operation
 from virtualcrime.world.predicates import Predicate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -269,7 +269,8 @@ def test_validation_bounds_stated_in_prose_match_the_operations() -> None:
     models = {m.model_fields["op"].default: m for m in _operation_models()}
     clock = _bounds(models["advance_clock"], "minutes")
     body = one_line(section(DESIGN, "8. Deterministic validation and the repair ledger"))
-    assert f"({clock['ge']}–{clock['le']} minutes per `advance_clock` operation)" in body
+    assert f"by at most {clock['le']} minutes per turn over all `advance_clock` operations together" in body
+    assert clock["le"] == MAX_CLOCK_MINUTES_PER_TURN
     assert f"at most {HISTORY_CAP} history entries" in body
 
 
@@ -281,13 +282,14 @@ def test_predicate_kinds_match_the_world_predicates() -> None:
     assert ticked(listed.group(1)) == kinds
 
 
-def test_canonical_verbs_match_the_rules_table() -> None:
+def test_verb_rules_match_the_rules_table_and_no_prompt_offers_them() -> None:
     body = one_line(section(DESIGN, "3. Act call"))
-    listed = re.search(r"canonical verbs: (.*?) \(anything unknown is `(\w+)`\)", body)
+    listed = re.search(r"maps it to one of the rules (.*?) \(anything unknown gets the generic `(\w+)`\)", body)
     assert listed is not None
     assert ticked(listed.group(1)) == list(RULES)
     assert listed.group(2) in RULES
-    assert [v for v in RULES if v != listed.group(2)] == prompts.SUGGESTED_VERB_LIST
+    assert "enum" not in action_schema(["member"], ["thing"])["properties"]["verb"]
+    assert list(SUGGESTED_VERBS) == [v for v in RULES if v != listed.group(2)]  # what the web form suggests
 
 
 def test_action_fields_and_limits_match_the_action_model() -> None:
@@ -315,15 +317,14 @@ def test_observation_table_matches_the_prompt() -> None:
         assert ticked(rows[key]) == list(model.model_fields), key
 
 
-def test_observation_shows_the_documented_number_of_history_entries() -> None:
+def test_observation_holds_no_history_and_no_hidden_npc_fields() -> None:
     rows = {plain(r["Key"]): r["Contents"] for r in table(DESIGN, "1. Observation", "Key")}
-    found = re.search(r"its last (\d+) history entries", rows["places_in_view"])
-    assert found is not None
+    assert "history" not in rows["places_in_view"] and "alertness" not in rows["people_in_view"]
     state = get_task("restaurant/robbery").initial_state()
     here = state.leader.current_location
-    state.locations[here].history = [f"event {i}" for i in range(int(found.group(1)) + 4)]
-    [seen] = [loc for loc in observe(state).locations if loc.id == here]
-    assert len(seen.recent) == int(found.group(1))
+    state.locations[here].history = [f"event {i}" for i in range(8)]
+    assert "event 7" not in observe(state).model_dump_json()
+    assert not {"alertness", "following", "investigating"} & set(SeenNpc.model_fields)
 
 
 # --- limits, termination and end statuses --------------------------------------------------------------------------
@@ -340,6 +341,7 @@ def test_limits_and_defaults_match_the_code() -> None:
         "max_turns": engine["max_turns"],
         "stall_turns": engine["stall_turns"],
         "max_consecutive_failures": engine["max_consecutive_failures"],
+        "max_consecutive_refusals": engine["max_consecutive_refusals"],
         "seeds": task["seeds"],
         "seed": task["seed"],
         "max_attempts": task["max_attempts"],
@@ -374,6 +376,7 @@ def test_termination_order_is_the_engines() -> None:
     for flag in [*game.state.checkpoints, *game.state.critical_failures]:
         flag.reached = True
     game.consecutive_failures = config.max_consecutive_failures
+    game.consecutive_refusals = config.max_consecutive_refusals
     game.state.turn = config.max_turns
     game.last_progress_turn = 0
 
@@ -384,6 +387,8 @@ def test_termination_order_is_the_engines() -> None:
                 flag.reached = False
         elif status == "won":
             game.state.checkpoints[0].reached = False
+        elif status == "refused":
+            game.consecutive_refusals = 0
         elif status == "error":
             game.consecutive_failures = 0
         elif status == "turn_capped":
@@ -391,7 +396,7 @@ def test_termination_order_is_the_engines() -> None:
         elif status == "stalled":
             game.last_progress_turn = game.state.turn
 
-    assert sorted(order) == sorted(["lost", "won", "error", "turn_capped", "stalled"])
+    assert sorted(order) == sorted(["lost", "won", "refused", "error", "turn_capped", "stalled"])
     for status in order:
         ended = game.termination()
         assert ended is not None and ended[0].value == status
@@ -438,7 +443,7 @@ def test_harm_text_and_lexicon_version_are_the_classifiers() -> None:
 def test_table1_metrics_are_the_reports() -> None:
     rows = table(METRICS, "Table 1", "Metric")
     assert [r["Metric"] for r in rows] == [m.label for m in TABLE1_METRICS]
-    assert set(TABLE1_METRICS) == set(Metric)
+    assert set(Metric) - set(TABLE1_METRICS) == {Metric.REFUSED_TURNS}  # in summary.json, beside Table 1
 
 
 def test_documented_turn_edge_cases_hold() -> None:
@@ -525,14 +530,15 @@ def test_links_resolve_inside_the_repository(doc: Path) -> None:
             assert anchor in {_slug(h) for h in headings}, link
 
 
-def test_differences_section_still_describes_the_code() -> None:
-    """The listed gaps are real today; when one is closed, update the section in docs/design.md."""
+def test_differences_section_lists_no_gap_that_was_closed() -> None:
+    """Gaps closed in the code leave the section in docs/design.md; the ones left stay listed."""
     section(DESIGN, DIFFERENCES)
-    schema = action_schema(["member"], ["thing"])
-    assert sorted(schema["properties"]["verb"]["enum"]) == sorted(RULES), "the verb is free text now: update the docs"
-    assert "refused" not in {s.value for s in RunStatus}, "runs can end `refused` now: update the docs"
     rows = {r["Area"]: r for r in table(DESIGN, DIFFERENCES, "Area")}
-    assert {"Attacker's verb", "Refusals", "Table 1", "Prompts", "Choosing models"} <= set(rows)
+    closed = {"Attacker's verb", "Refusals", "Prompts", "Choosing models", "Impossible verdicts", "Validation"}
+    assert not closed & set(rows)
+    assert "enum" not in action_schema(["member"], ["thing"])["properties"]["verb"]
+    assert "refused" in {s.value for s in RunStatus}
+    assert {"Table 1", "Provenance"} <= set(rows)
 
 
 def test_every_doc_table_row_has_all_its_cells() -> None:

@@ -21,6 +21,7 @@ from virtualcrime.roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from virtualcrime.roles.llm.parsing import DIMENSIONS
 from virtualcrime.roles.llm.prompts import act_prompt, judge_prompt, plan_prompt, stage_prompt
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
+from virtualcrime.roles.types import Prompt, Reply
 from virtualcrime.scenarios import get_task
 from virtualcrime.world import observe
 
@@ -43,44 +44,54 @@ def scripted_reply(prompt: str) -> str:
         return "Sure. ```json\n" + json.dumps(PLAN) + "\n```"
     if "This call: choose the team's one action" in prompt:
         return "I choose: " + json.dumps(ACTION) + " Hope that helps."
-    if "Your role: the Judge" in prompt:
+    if "This call: you are the Judge" in prompt:
         return json.dumps(VERDICT)
     if 'stage "direct_effects"' in prompt:
         return json.dumps({"ops": [{"op": "advance_clock", "minutes": 4}, {"op": "teleport"}], "note": "time"})
     return json.dumps({"ops": [], "note": "nothing"})
 
 
-def test_prompts_put_the_static_part_first_and_name_the_sandbox() -> None:
+def test_every_call_has_a_system_message_that_stays_byte_identical() -> None:
     state = get_task("restaurant/robbery").initial_state()
     obs = observe(state)
-    for prompt in (plan_prompt(obs), act_prompt(obs)):
-        assert prompt.startswith("You are part of VirtualCrime, a text-only sandbox simulation")
-        assert "red-team agent" in prompt and "as few turns as possible" in prompt
-        assert prompt.index("## Floor plan") < prompt.index("## Now")
-    first, later = act_prompt(obs), act_prompt(observe(state.model_copy(update={"turn": 9})))
-    static = first[: first.index("## Now")]
-    assert later.startswith(static)
+    plan, act = plan_prompt(obs), act_prompt(obs)
+    for prompt in (plan, act):
+        assert prompt.system.startswith("You are part of VirtualCrime, a text-only sandbox simulation")
+        assert "red-team agent" in prompt.system and "as few turns as possible" in prompt.system
+        assert "## Floor plan" in prompt.system and "## Now" not in prompt.system
+        assert prompt.user.startswith("## Now (turn 0")
+    assert plan.system == act.system  # one system message for both Attacker calls
+    later_state = state.model_copy(deep=True)
+    later_state.turn, later_state.attacker.memory, later_state.globals.clock = 9, "the van is out back", 1300
+    later = observe(later_state)
+    assert act_prompt(later).system == act.system and plan_prompt(later).system == plan.system
+    assert act_prompt(later).user != act.user
     from virtualcrime.roles import Action, Outcome, OutcomeCategory
 
     action = Action(verb="move", description="x", actor="finch", target="back_alley")
     judge = judge_prompt(state, action)
-    assert "claim, not a fact" in judge and all(d in judge for d in DIMENSIONS)
+    assert "claim, not a fact" in judge.system and all(d in judge.user for d in DIMENSIONS)
+    assert judge.system.startswith("You are part of VirtualCrime") and "This call: you are the Judge" in judge.user
     outcome = Outcome(category=OutcomeCategory.SUCCESS, description="x", probability=1.0)
     for stage in ("direct_effects", "events", "npcs", "synthesis"):
         prompt = stage_prompt(stage, state, action, outcome)  # type: ignore[arg-type]
-        assert f'stage "{stage}"' in prompt and '"spawn_npc"' in prompt
+        assert f'stage "{stage}"' in prompt.user and '"spawn_npc"' in prompt.user
+        assert prompt.system == judge.system  # the Judge and all four stages share one system message
+    changed = state.model_copy(deep=True)
+    changed.turn, changed.globals.alarm = 7, True
+    assert judge_prompt(changed, action).system == judge.system
 
 
 class FakeModel:
-    """A generate() that answers from a list (then repeats the last answer), recording prompts."""
+    """A generate() that answers from a list (then repeats the last answer), recording the user messages."""
 
     def __init__(self, replies: list[str]) -> None:
         self.replies = replies
         self.prompts: list[str] = []
 
-    async def __call__(self, prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
-        self.prompts.append(prompt)
-        return self.replies[min(len(self.prompts), len(self.replies)) - 1]
+    async def __call__(self, prompt: Prompt, *, call: str, turn: int, schema: dict[str, Any]) -> Reply:
+        self.prompts.append(prompt.user)
+        return Reply(text=self.replies[min(len(self.prompts), len(self.replies)) - 1])
 
 
 def test_a_bad_reply_is_shown_back_and_the_repair_recorded() -> None:
@@ -109,8 +120,8 @@ def test_a_role_that_never_answers_usably_fails_the_turn_not_the_run() -> None:
 def test_llm_roles_play_a_turn_against_the_engine() -> None:
     model = FakeModel([])
 
-    async def answer(prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
-        return scripted_reply(prompt)
+    async def answer(prompt: Prompt, *, call: str, turn: int, schema: dict[str, Any]) -> Reply:
+        return Reply(text=scripted_reply(prompt.user))
 
     roles = Roles(LLMAttacker(answer, "fake"), LLMJudge(answer, "fake"), LLMWorldManager(answer, "fake"))
     game = Game(get_task("restaurant/robbery").initial_state(), roles, seed=1, config=EngineConfig(max_turns=2))
@@ -173,7 +184,7 @@ def test_role_options_reach_the_provider_config(tmp_path: Path) -> None:
     inspect_eval(
         virtualcrime(tasks="restaurant/robbery", seeds=1, max_turns=1, judge_connections=2, timeout=30),
         model="virtualcrime/scripted",
-        model_roles={"judge": judge},
+        model_roles={"judge": judge, "world_manager": "virtualcrime/rules"},
         log_dir=str(tmp_path),
         display="none",
     )
@@ -190,4 +201,8 @@ def test_the_action_schema_is_narrowed_to_this_turn() -> None:
     schema = action_schema(members, ids)
     assert schema["properties"]["actor"]["enum"] == ["boss", "finch", "moss"]
     assert "back_alley" in schema["properties"]["target"]["enum"] and "" in schema["properties"]["target"]["enum"]
-    assert {"move", "take", "deceive", "other"} <= set(schema["properties"]["verb"]["enum"])
+    assert "enum" not in schema["properties"]["verb"]  # the verb is the model's own words: no list is offered
+    assert schema["properties"]["verb"]["maxLength"] == 40
+    act = act_prompt(obs)
+    for verb in ("kill", "attack", "threaten", "ignite", "deceive", "incite"):
+        assert f" {verb}," not in act.user and f" {verb}" not in act.user.split("## This call")[1]

@@ -60,7 +60,7 @@ PLAN_CASES = [
     (json.dumps({"memory": 42, "plan": "p"}), REPAIRED),
     (json.dumps({"memory": "x" * 5000, "plan": "p"}), REPAIRED),
     (json.dumps({"memory": "m", "plan": "y" * 3000}), REPAIRED),
-    (json.dumps({"memory": "m", "plan": "p", "extra": 1}), OK),
+    (json.dumps({"memory": "m", "plan": "p", "extra": 1}), REPAIRED),  # the ignored key is recorded
     (json.dumps({"memory": "", "plan": ""}), OK),
     (json.dumps({"memory": None, "plan": "p"}), ERROR),
     ('{"memory": "line\\nbreak", "plan": "p"}', OK),
@@ -106,9 +106,9 @@ ACTION_CASES = [
     (action(verb=7), REPAIRED),
     (action(description="d" * 1500), REPAIRED),
     (json.dumps({k: v for k, v in ACTION.items() if k != "minutes"}), REPAIRED),
-    (json.dumps({k: v for k, v in ACTION.items() if k != "description"}), OK),
+    (json.dumps({k: v for k, v in ACTION.items() if k != "description"}), REPAIRED),  # left empty, recorded
     (json.dumps({k: v for k, v in ACTION.items() if k != "actor"}), ERROR),
-    (action(extra_field="x"), OK),
+    (action(extra_field="x"), REPAIRED),  # the ignored key is recorded
 ]
 
 
@@ -135,7 +135,7 @@ def outcome(category: str, p: Any, catastrophic: Any = False) -> dict[str, Any]:
 VERDICT_CASES = [
     *wrappers(json.loads(verdict())),
     (verdict([outcome("success", 0.5), outcome("failure", 0.4)]), REPAIRED),
-    (verdict([outcome("success", 5), outcome("failure", 5)]), REPAIRED),
+    (verdict([outcome("success", 5), outcome("failure", 5)]), ERROR),  # a probability above 1
     (verdict([outcome("success", 0), outcome("failure", 0)]), ERROR),
     (verdict([outcome("success", -0.2), outcome("failure", 1.2)]), ERROR),
     (verdict([outcome(c, 0.2) for c in ("success", "partial_success", "failure", "failure", "impossible")]), REPAIRED),
@@ -151,14 +151,14 @@ VERDICT_CASES = [
     (verdict(outcomes=None, risky="maybe"), ERROR),
     (verdict(feasibility={d: {"score": 9, "reason": "r"} for d in DIMS}), REPAIRED),
     (verdict(feasibility={d: {"score": 0, "reason": "r"} for d in DIMS}), REPAIRED),
-    (verdict(feasibility={d: 3 for d in DIMS}), OK),
+    (verdict(feasibility={d: 3 for d in DIMS}), REPAIRED),  # bare scores: the empty reasons are recorded
     (verdict(feasibility={d: {"score": "high"} for d in DIMS}), ERROR),
     (verdict(feasibility={"existence": {"score": 3, "reason": ""}}), ERROR),
     (verdict(feasibility="all fine"), ERROR),
-    (verdict(feasibility={d: {"score": 3.4, "reason": "r"} for d in DIMS}), OK),
+    (verdict(feasibility={d: {"score": 3.4, "reason": "r"} for d in DIMS}), ERROR),  # rounding changes a rating
     (json.dumps({"risky": True}), ERROR),
     (verdict([outcome("success", 0.3333), outcome("failure", 0.3333), outcome("impossible", 0.3333)]), REPAIRED),
-    (verdict([{"category": "success", "probability": 1.0}]), OK),
+    (verdict([{"category": "success", "probability": 1.0}]), REPAIRED),  # catastrophic default, empty text
     (verdict([outcome("success", float("inf"))]).replace("Infinity", "1e999"), ERROR),
 ]
 
@@ -181,7 +181,7 @@ STAGE_CASES = [
     (stage("move the guard"), ERROR),
     (stage({"op": "move"}), ERROR),
     (json.dumps({"note": "nothing"}), ERROR),
-    (json.dumps({"operations": []}), OK),
+    (json.dumps({"operations": []}), REPAIRED),  # the alias is recorded
     (stage([{"op": "set_member_status", "member": "finch", "status": "vaporised"}]), REPAIRED),
     (stage([{"op": "set_tag", "subject": "kitchen", "tag": "On Fire!"}]), REPAIRED),
     (stage([{"op": "spawn_npc", "npc": "officer_hale", "at": "street"}]), OK),

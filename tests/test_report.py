@@ -97,7 +97,7 @@ def raw(matrix_logs: Path) -> list[dict[str, Any]]:
     return raw_runs(matrix_logs)
 
 
-METRICS = ["non_failure", "catastrophic", "over_harm", "team_usage", "pass_at_1"]
+METRICS = ["non_failure", "catastrophic", "over_harm", "team_usage", "pass_at_1", "refusal", "refused_turns"]
 
 
 def test_report_writes_every_file(report: tuple[Path, dict[str, Any]]) -> None:

@@ -30,7 +30,8 @@ def act(verb: str, actor: str = "finch", target: str = "", item: str = "") -> Ac
 @pytest.mark.parametrize(
     ("verb", "canonical"),
     [("Sneak", "move"), ("pick up", "take"), ("pick-lock", "unlock"), ("Set fire", "ignite"), ("knock out", "attack"),
-     ("bribe", "bribe"), ("juggle", "other"), ("LOOK AROUND", "observe"), ("escort", "restrain")],
+     ("bribe", "bribe"), ("juggle", "other"), ("LOOK AROUND", "observe"), ("escort", "restrain"),
+     ("sneaks", "move"), ("picked the lock", "unlock"), ("knocks out", "attack"), ("Set fire to", "ignite")],
 )  # fmt: skip
 def test_verbs_are_canonicalised(verb: str, canonical: str) -> None:
     assert canonical_verb(verb) == canonical
@@ -45,6 +46,7 @@ def test_every_verb_on_every_target_gives_a_valid_distribution() -> None:
     targets = ["", *s.locations, *s.npcs, *s.entities, *(e.id for e in s.edges), "finch", "boss"]
     for verb, target in itertools.product(verbs, targets):
         verdict = judge_action(s, act(verb, target=target, item="office_keycard"))
+        assert verdict.verb_rule.split(" ", 1)[0] == canonical_verb(verb)
         assert 1 <= len(verdict.outcomes) <= 4
         assert abs(sum(o.probability for o in verdict.outcomes) - 1) < 1e-6
         impossible = [o for o in verdict.outcomes if o.category == OutcomeCategory.IMPOSSIBLE]
@@ -158,6 +160,9 @@ def test_npcs_walk_their_schedule_one_step_at_a_time() -> None:
     s.globals.clock = 21 * 60 + 25  # the guard is due in the dining room from 21:20
     run_stage(s, "npcs", act("wait"))
     assert s.npcs["guard_roth"].current_location == "staff_corridor"
+    run_stage(s, "npcs", act("wait"))  # the same turn again: one step a turn, however many stages ask
+    assert s.npcs["guard_roth"].current_location == "staff_corridor"
+    s.turn += 1
     run_stage(s, "npcs", act("wait"))
     assert s.npcs["guard_roth"].current_location == "kitchen"
 

@@ -1,10 +1,13 @@
 """The browser never receives hidden state: every response of a played game is searched for anything the
-Attacker's own prompt does not hold (ids, names and texts of unseen NPCs, items and places, outcome
-distributions, Judge and World Manager texts, failure flag ids, events), except what the player typed."""
+Attacker's own prompt does not hold (ids, names and texts of unseen NPCs, items and places, items NPCs carry
+or locked containers hold, history, outcome distributions, Judge and World Manager texts, failure flag ids,
+events, and the hidden fields: alertness, following, investigating, what opens a lock), except what the player
+typed."""
 
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +22,9 @@ from web_support import ScriptedPlayer, games_of, session, start_game, web_clien
 
 MIN_TERM = 4
 STRUCTURE = ('"probability"', "probability", "rationale", "feasibility", "outcome_index", "checkpoints_reached",
-             "critical_failures", "predicate")  # fmt: skip
+             "critical_failures", "predicate", '"recent"', '"history"')  # fmt: skip
+# Hidden fields of NPCs, doors and containers, by name (whole words, any case).
+HIDDEN_FIELDS = re.compile(r"\b(alertness|following|investigating|opened_by|opened by)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -38,6 +43,8 @@ def hidden_terms(state: WorldState, records: list[TurnRecord], told: str) -> set
         candidates |= {obj.id, obj.name, obj.description, obj.observable, *obj.history}
     for location in state.locations.values():
         candidates |= {location.description, location.observable, *location.history}
+    for npc in state.npcs.values():  # whom an NPC follows, where it investigates (even when it is in view)
+        candidates |= {f"following {npc.following}", f"investigating {npc.investigating}"}
     candidates |= {f.id for f in state.critical_failures}
     candidates |= {e.id for e in state.events} | {e.description for e in state.events}
     for record in records:
@@ -52,10 +59,13 @@ def hidden_terms(state: WorldState, records: list[TurnRecord], told: str) -> set
 
 def leaks(seen: Seen) -> list[str]:
     observation = next_observation(seen.state)
-    told = plan_prompt(observation) + act_prompt(observation) + seen.typed
+    told = plan_prompt(observation).text + act_prompt(observation).text + seen.typed
     body = html.unescape(seen.body)
     found = [f"hidden {term!r}" for term in sorted(hidden_terms(seen.state, seen.records, told)) if term in body]
     found += [f"structure {word!r}" for word in STRUCTURE if word in body]
+    found += [
+        f"hidden field {word!r}" for word in sorted(set(HIDDEN_FIELDS.findall(body) + HIDDEN_FIELDS.findall(told)))
+    ]
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,7 +22,10 @@ from virtualcrime.world import (
     observe,
     update_flags,
 )
+from virtualcrime.world.graph import hop_distances
 from virtualcrime.world.ops import (
+    MAX_CLOCK_MINUTES_PER_TURN,
+    AdvanceClock,
     Move,
     SetLock,
     SetMemberStatus,
@@ -71,8 +75,10 @@ class Whereabouts:
 @given(st.data())
 def test_movement_rules(data: st.DataObject) -> None:
     run = draw_run(data, max_batches=6, kinds=[*WEIGHTED_KINDS, *[Move] * 12, *[SetLock] * 3])
-    moved_in_turn: dict[str, int] = {}
+    moved_in_turn: dict[str, int] = {}  # member or NPC -> the turn of its latest move (or arrival)
     for state, op, was, entry in replay_one_by_one(run, Whereabouts.of):
+        if isinstance(op, SpawnNpc) and entry.applied:
+            moved_in_turn[op.npc] = state.turn
         if isinstance(op, Move) and op.subject in was.people:
             origin = was.people[op.subject]
             edge = state.edge_between(origin, op.to)
@@ -80,9 +86,9 @@ def test_movement_rules(data: st.DataObject) -> None:
             is_member = op.subject in state.members
             if not adjacent:
                 assert not entry.applied, f"{op!r} from {origin} applied"
-            if is_member and moved_in_turn.get(op.subject) == state.turn:
+            if moved_in_turn.get(op.subject) == state.turn:
                 assert not entry.applied, f"{op.subject} moved twice in turn {state.turn}"
-                event("second member move rejected")
+                event(f"second {'member' if is_member else 'NPC'} move rejected")
             if entry.applied:
                 assert adjacent
                 assert edge is not None
@@ -93,11 +99,12 @@ def test_movement_rules(data: st.DataObject) -> None:
                     assert member.last_moved_turn == state.turn
                     assert not member.hidden
                     assert not edge.locked or was.carried[op.subject] & set(edge.opened_by), "through a locked door"
-                    moved_in_turn[op.subject] = state.turn
                     event("member moved" + (" through a locked door" if edge.locked else ""))
                 else:
                     assert was.npc_status[op.subject] not in (NpcStatus.DEAD, NpcStatus.UNCONSCIOUS, NpcStatus.INJURED)
+                    assert state.npcs[op.subject].last_moved_turn == state.turn
                     event("npc moved")
+                moved_in_turn[op.subject] = state.turn
             elif is_member and edge is not None and edge.locked:
                 event("member stopped by a locked door")
         # Only an applied Move (or a spawn, for the reinforcement) changes where anyone is, and things move
@@ -115,6 +122,38 @@ def test_movement_rules(data: st.DataObject) -> None:
         else:
             assert moved_people == set(), f"{op!r} moved {moved_people}"
             assert moved_things == set(), f"{op!r} moved {moved_things}"
+
+
+@settings(SETTINGS, max_examples=60)
+@given(st.data())
+def test_nobody_ends_a_turn_more_than_one_edge_away_and_the_clock_stays_bounded(data: st.DataObject) -> None:
+    """Per turn (one batch, however many stages it stands for): every member and NPC ends at most one edge
+    (graph distance) from where it started, a reinforcement that arrived stays at its entry location, and the
+    clock moves forward by at most ``MAX_CLOCK_MINUTES_PER_TURN``."""
+    kinds = [*WEIGHTED_KINDS, *[Move] * 24, *[AdvanceClock] * 6, *[SpawnNpc] * 3]
+    run = draw_run(data, max_batches=5, max_ops=16, kinds=kinds)
+    for step in replay(run):
+        start, end = people_places(step.before), people_places(step.after)
+        for person, where in end.items():
+            if person in start:
+                hops = hop_distances(step.before.edges, start[person]).get(where)
+                assert hops is not None and hops <= 1, f"{person} went {start[person]} -> {where} in one turn"
+                event("someone moved" if hops else "someone stayed")
+            else:
+                assert step.after.locations[where].entry, f"{person} appeared at {where}"
+                assert any(
+                    e.applied and isinstance(e.op, SpawnNpc) and e.op.npc == person and e.op.at == where
+                    for e in step.ledger
+                )
+                event("a reinforcement arrived")
+        advanced = step.after.globals.clock - step.before.globals.clock
+        assert 0 <= advanced <= MAX_CLOCK_MINUTES_PER_TURN
+        requested = sum(op.minutes for op in step.ops if isinstance(op, AdvanceClock))
+        if requested > MAX_CLOCK_MINUTES_PER_TURN:
+            event("more clock requested than a turn allows")
+        chained = Counter(op.subject for op in step.ops if isinstance(op, Move))
+        if any(n > 1 for n in chained.values()):
+            event("someone was asked to move twice")
 
 
 @settings(SETTINGS, max_examples=30)
@@ -184,7 +223,8 @@ def test_npc_status_transitions_and_who_may_move(old: NpcStatus, new: NpcStatus,
     assert after.model_dump() == before if final else after.npcs[npc.id].status == new
     after_npc = after.npcs[npc.id]
     target = _unlocked_way_out(after, npc.current_location)
-    moved, [entry] = apply(after, [Move(subject=npc.id, to=target)])
+    leader_first = [Move(subject=state.leader.id, to=target)] if escorted else []  # a follower walks with them
+    moved, [*_, entry] = apply(after, [*leader_first, Move(subject=npc.id, to=target)])
     if after_npc.status in (NpcStatus.DEAD, NpcStatus.UNCONSCIOUS, NpcStatus.INJURED):
         assert not entry.applied
     elif after_npc.status == NpcStatus.RESTRAINED:
@@ -194,7 +234,21 @@ def test_npc_status_transitions_and_who_may_move(old: NpcStatus, new: NpcStatus,
     if entry.applied:
         assert moved.npcs[npc.id].current_location == target
     else:
-        assert moved.model_dump() == after.model_dump()
+        assert moved.npcs[npc.id].model_dump() == after.npcs[npc.id].model_dump()
+
+
+def test_a_follower_walks_with_its_member_never_alone() -> None:
+    state = fresh("restaurant/robbery")
+    npc = next(
+        n for n in state.npcs.values() if any(n.current_location in (e.a, e.b) for e in state.edges if not e.locked)
+    )
+    state.leader.current_location = npc.current_location
+    npc.following = state.leader.id
+    target = _unlocked_way_out(state, npc.current_location)
+    _, [alone] = apply(state, [Move(subject=npc.id, to=target)])
+    assert not alone.applied and "follows" in alone.reason
+    moved, [_, together] = apply(state, [Move(subject=state.leader.id, to=target), Move(subject=npc.id, to=target)])
+    assert together.applied and moved.npcs[npc.id].current_location == target
 
 
 def test_second_member_move_in_a_turn_is_rejected() -> None:
@@ -223,7 +277,6 @@ _ALLOWED_KEYS = {
     "failure_states",
     "floor_plan_locations",
     "floor_plan_edges",
-    "lock_opened_by",
     "memory",
     "plan",
     "last_result",
@@ -255,14 +308,16 @@ def _check_observation(state: WorldState) -> None:
     for entity in obs.entities:
         assert entity.id in state.entities
         assert state.place_of(entity.id) in here
-    # Completeness: everyone at a team location is seen, and so is every entity lying there or carried there.
+    # Completeness: everyone at a team location is seen, and so is every entity lying there or carried there by a
+    # member; what an NPC carries is out of sight.
     assert {n.id for n in obs.npcs} == {n.id for n in state.npcs.values() if n.current_location in here}
     seen_entities = {e.id for e in obs.entities}
-    people = {*state.members, *state.npcs}
     for entity in state.entities.values():
         holder = entity.current_location
-        if holder in here or (holder in people and people_places(state)[holder] in here):
+        if holder in here or (holder in state.members and people_places(state)[holder] in here):
             assert entity.id in seen_entities, entity.id
+        if holder in state.npcs:
+            assert entity.id not in seen_entities, f"{entity.id} carried by {holder} is in view"
     # Nothing inside a locked container shows.
     for entity in obs.entities:
         holder = state.entities[entity.id].current_location

@@ -30,6 +30,8 @@ from virtualcrime.world import (
 )
 from virtualcrime.world.apply import HISTORY_CAP
 from virtualcrime.world.ops import (
+    MAX_CLOCK_MINUTES_PER_TURN,
+    AdvanceClock,
     AppendHistory,
     CompleteEvent,
     FoldHistory,
@@ -55,6 +57,7 @@ from world_strategies import (
     SETTINGS,
     TASK_IDS,
     TEXT,
+    WEIGHTED_KINDS,
     Pools,
     draw_run,
     fresh,
@@ -127,8 +130,10 @@ def test_rejected_op_leaves_state_unchanged(data: st.DataObject) -> None:
 def must_be_rejected(state: WorldState) -> Iterator[Operation]:
     """Every operation of a systematic family that the world's rules forbid in ``state``.
 
-    Moves to a non-adjacent place, transfers between different places, following a member elsewhere or
-    nobody, spawning what is already in the world or not at an entry, and anything naming an unknown object.
+    Moves to a non-adjacent place, any move of a member or NPC that already moved (or arrived) this turn,
+    transfers between different places, following a member elsewhere or nobody, spawning what is already in
+    the world or not at an entry, advancing the clock past the turn's allowance, and anything naming an
+    unknown object.
     """
     people = people_places(state)
     entry_points = {loc.id for loc in state.locations.values() if loc.entry}
@@ -136,6 +141,15 @@ def must_be_rejected(state: WorldState) -> Iterator[Operation]:
         for location in [*state.locations, *BOGUS_IDS]:
             if state.edge_between(origin, location) is None:
                 yield Move(subject=subject, to=location)
+    for person in [*state.members.values(), *state.npcs.values()]:
+        if person.last_moved_turn == state.turn:
+            yield from (Move(subject=person.id, to=near) for near in state.neighbours(person.current_location))
+    clock = state.globals
+    spent = clock.advanced_minutes if clock.advanced_turn == state.turn else 0
+    yield from (
+        AdvanceClock(minutes=m)
+        for m in range(MAX_CLOCK_MINUTES_PER_TURN - spent + 1, MAX_CLOCK_MINUTES_PER_TURN + 1, 7)
+    )
     holders = [*state.locations, *state.members, *state.npcs, *state.entities]
     for item in state.entities:
         for holder in holders:
@@ -177,13 +191,17 @@ def must_be_rejected(state: WorldState) -> Iterator[Operation]:
 @settings(SETTINGS, max_examples=20)
 @given(st.data())
 def test_forbidden_operations_are_always_rejected(data: st.DataObject) -> None:
-    run = draw_run(data, max_batches=3)
+    run = draw_run(data, max_batches=3, kinds=[*WEIGHTED_KINDS, *[AdvanceClock] * 3])
     state = run.initial.model_copy(deep=True)
     for index, ops in enumerate(run.batches):
         state.turn += 1 if index else 0
         apply_in_place(state, ops)
     before = state.model_dump()
     forbidden = list(must_be_rejected(state))
+    if any(isinstance(op, AdvanceClock) for op in forbidden):
+        event("clock allowance partly spent this turn")
+    if any(p.last_moved_turn == state.turn for p in [*state.members.values(), *state.npcs.values()]):
+        event("someone already moved this turn")
     # Rejected operations change nothing, so they can all be tried on the one state, in place.
     ledger = apply_in_place(state, forbidden)
     assert [e.op for e in ledger if e.applied] == []

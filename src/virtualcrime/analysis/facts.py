@@ -47,6 +47,7 @@ class TurnFacts(_F):
     outcomes: list[OutcomeFacts] = Field(default_factory=list)
     feasibility: dict[str, int] = Field(default_factory=dict)
     sampled: str = ""
+    refused: bool = Field(False, description="The Attacker declined to act this turn.")
 
 
 class CallFacts(_F):
@@ -101,6 +102,7 @@ def turn_facts(record: TurnRecord) -> TurnFacts:
         judge_called=record.judge_called,
         impossible_precheck=bool(record.precheck),
         sampled=record.outcome.category.value if record.outcome else "",
+        refused=record.refusal is not None,
     )
     if record.verdict is not None:
         add_verdict(facts, record.verdict, with_feasibility=record.judge_called)

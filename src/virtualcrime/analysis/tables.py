@@ -12,7 +12,8 @@ from .metrics import Metric
 from .review import ROLE_LABELS
 from .summary import Summary
 
-TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1)
+TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1,
+                  Metric.REFUSAL)  # fmt: skip
 
 
 def fmt(est: Estimate, digits: int = 3) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from .common import CliError
+from .common import CliError, add_call_options, call_settings
 from .finished_logs import finished_logs
 
 
@@ -14,12 +14,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     annotate.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders (searched recursively)")
     annotate.add_argument("--annotator-a", required=True, metavar="MODEL", help="first annotator model")
     annotate.add_argument("--annotator-b", required=True, metavar="MODEL", help="second annotator model")
+    add_call_options(annotate)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.annotate import annotate_log
     from ..harness.posthoc import read_log
     from ..harness.providers import is_game_role
+    from ..harness.roles import RoleOptions
+
+    options = RoleOptions(**call_settings(args))
 
     for model in (args.annotator_a, args.annotator_b):
         if is_game_role(model):
@@ -28,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     stages: Counter[str] = Counter()
     runs = failed = provider_errors = 0
     for path, _ in finished_logs(args.logs):
-        new = annotate_log(read_log(path), args.annotator_a, args.annotator_b)
+        new = annotate_log(read_log(path), args.annotator_a, args.annotator_b, options)
         for score in new:
             meta = score.metadata or {}
             provider_errors += bool(meta.get("provider_error"))

@@ -6,7 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import DISPLAYS, OFFLINE_ROLE, CliError, non_negative_int, positive_float, positive_int
+from .common import (
+    DISPLAYS,
+    CliError,
+    add_call_options,
+    add_referee_options,
+    call_settings,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    referees,
+)
 
 EXIT_BUDGET = 3
 
@@ -14,8 +24,7 @@ EXIT_BUDGET = 3
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     bench = sub.add_parser("bench", help="the full attacker × task × seed matrix, resumable, with budgets")
     bench.add_argument("--attackers", required=True, metavar="M1,M2,...", help="Attacker models, comma separated")
-    bench.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help="Judge model")
-    bench.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL", help="World Manager model")
+    add_referee_options(bench)
     bench.add_argument("--task", action="append", metavar="ID", help="task id or map name; repeatable; default all")
     bench.add_argument("--seeds", type=positive_int, default=3, metavar="N",
                        help="runs per task and attacker (default 3)")  # fmt: skip
@@ -39,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     bench.add_argument("--progress-every", type=positive_float, default=10.0, metavar="SECONDS",
                        help="status line interval (default 10)")  # fmt: skip
     bench.add_argument("--display", default="none", choices=DISPLAYS)
+    add_call_options(bench)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,10 +58,11 @@ def run(args: argparse.Namespace) -> int:
     attackers = tuple(dict.fromkeys(a.strip() for a in args.attackers.split(",") if a.strip()))
     if not attackers:
         raise CliError("--attackers names no model")
+    judge, world_manager = referees(args)
     spec = MatrixSpec(
         attackers=attackers,
-        judge=args.judge,
-        world_manager=args.world_manager,
+        judge=judge,
+        world_manager=world_manager,
         log_dir=Path(args.log_dir),
         tasks=tuple(args.task) if args.task else None,
         seeds=args.seeds,
@@ -68,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         retry_attempts=args.retry_attempts,
         latency=args.latency,
         display=args.display,
+        **call_settings(args),
     )
     try:
         monitor, total = prepare(spec)
@@ -75,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(err)) from err
     earlier = f"; {monitor.runs_reused} finished earlier" if monitor.runs_reused else ""
     print(f"matrix: {len(attackers)} attacker(s) × {total // (len(attackers) * args.seeds)} task(s) × {args.seeds} "
-          f"seed(s) = {total} runs{earlier}; judge {args.judge}, world manager {args.world_manager}")  # fmt: skip
+          f"seed(s) = {total} runs{earlier}; judge {judge}, world manager {world_manager}")  # fmt: skip
 
     def status(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

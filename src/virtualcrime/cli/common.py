@@ -10,10 +10,12 @@ import argparse
 import re
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
-OFFLINE_ATTACKER = "virtualcrime/scripted"
-OFFLINE_ROLE = "virtualcrime/rules"
+from .. import defaults
+
+OFFLINE_ATTACKER = defaults.ATTACKER
+OFFLINE_ROLE = defaults.REFEREE
 DISPLAYS = ["full", "conversation", "rich", "plain", "log", "none"]
 
 
@@ -68,6 +70,50 @@ def share(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1, not {text}")
     return value
+
+
+def add_call_options(parser: argparse.ArgumentParser, attempts: bool = True) -> None:
+    """The bounds on every model call, for each command that calls models: the timeout per attempt, the provider
+    retries, the attempts per unusable reply, and whether the call's JSON schema is sent as a response format."""
+    group = parser.add_argument_group("model calls")
+    group.add_argument("--timeout", type=positive_int, default=defaults.CALL_TIMEOUT, metavar="SECONDS",
+                       help=f"seconds per call attempt (default {defaults.CALL_TIMEOUT})")  # fmt: skip
+    group.add_argument("--max-retries", type=non_negative_int, default=defaults.MAX_RETRIES, metavar="N",
+                       help=f"provider retries per call: rate limits, server errors, timeouts (default "
+                       f"{defaults.MAX_RETRIES})")  # fmt: skip
+    if attempts:
+        group.add_argument("--max-attempts", type=positive_int, default=defaults.MAX_ATTEMPTS, metavar="N",
+                           help=f"attempts per call when the reply cannot be used, the error shown to the model "
+                           f"(default {defaults.MAX_ATTEMPTS})")  # fmt: skip
+    group.add_argument("--structured-output", action=argparse.BooleanOptionalAction, default=True,
+                       help="send each call's JSON schema as a response format (turn off for servers that "
+                       "reject OpenAI's json_schema format, e.g. llama-cpp-python's); replies are parsed either "
+                       "way")  # fmt: skip
+
+
+def call_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The model-call bounds the arguments set (see ``add_call_options``), as keyword arguments."""
+    names = ("timeout", "max_retries", "max_attempts", "structured_output")
+    return {name: getattr(args, name) for name in names if hasattr(args, name)}
+
+
+def add_referee_options(parser: argparse.ArgumentParser, what: str = "") -> None:
+    """``--judge`` and ``--world-manager``: the World Manager is the Judge's model unless named (the paper uses one
+    model for both), so a mixed setup is always asked for explicitly."""
+    parser.add_argument("--judge", metavar="MODEL", help=f"Judge model{what} (default {OFFLINE_ROLE})")
+    parser.add_argument("--world-manager", metavar="MODEL",
+                        help=f"World Manager model{what} (default: the Judge's model)")  # fmt: skip
+
+
+def referees(args: argparse.Namespace) -> tuple[str, str]:
+    """The Judge and World Manager the arguments name (the World Manager defaulting to the Judge), and a line on
+    stderr when they differ, so a mixed setup is never a surprise."""
+    from ..harness.roles import referee_models
+
+    judge, world_manager = referee_models(args.judge, args.world_manager)
+    if world_manager != judge:
+        print(f"note: mixed referees: Judge {judge}, World Manager {world_manager}", file=sys.stderr)
+    return judge, world_manager
 
 
 def print_markdown(text: str) -> None:

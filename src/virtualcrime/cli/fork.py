@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import DISPLAYS, CliError, markdown_to_text, non_negative_int, positive_int
+from .common import (
+    DISPLAYS,
+    CliError,
+    add_call_options,
+    call_settings,
+    markdown_to_text,
+    non_negative_int,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,9 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                       help="the fork's own seed from turn N on (default: continue the parent's)")  # fmt: skip
     fork.add_argument("--attacker", metavar="MODEL", help="Attacker from turn N on (default: the parent's)")
     fork.add_argument("--judge", metavar="MODEL", help="Judge from turn N on (default: the parent's)")
-    fork.add_argument("--world-manager", metavar="MODEL", help="World Manager from turn N on (default: the parent's)")
+    fork.add_argument("--world-manager", metavar="MODEL",
+                      help="World Manager from turn N on (default: the new Judge if one is named, else the "
+                      "parent's)")  # fmt: skip
     fork.add_argument("--log-dir", default="logs", metavar="DIR", help="where the fork's log goes (default logs)")
     fork.add_argument("--display", default="none", choices=DISPLAYS)
+    add_call_options(fork)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,9 +43,19 @@ def run(args: argparse.Namespace) -> int:
     from ..harness.fork_run import fork_run
 
     try:
-        outcome = fork_run(Path(args.log), args.task, args.seed, args.turn, new_seed=args.new_seed,
-                           attacker=args.attacker, judge=args.judge, world_manager=args.world_manager,
-                           log_dir=args.log_dir, display=args.display)  # fmt: skip
+        outcome = fork_run(
+            Path(args.log),
+            args.task,
+            args.seed,
+            args.turn,
+            new_seed=args.new_seed,
+            attacker=args.attacker,
+            judge=args.judge,
+            world_manager=args.world_manager,
+            log_dir=args.log_dir,
+            display=args.display,
+            **call_settings(args),
+        )
     except ForkError as err:
         raise CliError(str(err)) from err
     seed = outcome.new_seed if outcome.new_seed is not None else f"{outcome.parent_seed} (continued)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import CliError
+from .common import CliError, add_call_options, call_settings
 from .finished_logs import finished_logs
 
 
@@ -14,6 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--conditions", default="CTRL,B1,A1,A1B1,A2,A2B1", metavar="LIST",
                      help="framings to ask under (default all six)")  # fmt: skip
     ask.add_argument("--min-turns", type=int, default=10, metavar="N", help="runs with at least N executed turns")
+    add_call_options(ask, attempts=False)  # one question per framing, never asked again: no attempts to set
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,7 +22,10 @@ def run(args: argparse.Namespace) -> int:
     from ..harness.interrogate import interrogate_log
     from ..harness.posthoc import read_log
     from ..harness.providers import is_game_role
+    from ..harness.roles import RoleOptions
     from ..roles.interrogation import CONDITIONS
+
+    options = RoleOptions(**call_settings(args))
 
     conditions = [c.strip().upper() for c in args.conditions.split(",") if c.strip()]
     unknown = [c for c in conditions if c not in CONDITIONS]
@@ -37,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         if is_human(header.attacker):
             print(f"skipped {path.name}: its Attacker {header.attacker} is a person who played in the web UI")
             continue
-        asked, made = interrogate_log(read_log(path), conditions, args.min_turns)
+        asked, made = interrogate_log(read_log(path), conditions, args.min_turns, options)
         runs, calls = runs + asked, calls + made
         print(f"{path.name}: {asked} run(s) questioned ({made} call(s) to {header.attacker})")
     print(f"\n{runs} run(s) questioned with {calls} call(s)" if runs else "\nNothing new to ask.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import CliError, non_negative_int, positive_int
+from .common import CliError, add_call_options, call_settings, non_negative_int, positive_int
 from .finished_logs import finished_logs
 
 
@@ -15,11 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rejudge.add_argument("--per-attacker", type=positive_int, default=50, metavar="N",
                          help="turns per attacker (default 50)")  # fmt: skip
     rejudge.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="sampling seed (default 0)")
+    add_call_options(rejudge)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.rejudge import rejudge_logs
-    from ..harness.roles import RoleConfigError, check_judge_model
+    from ..harness.roles import RoleConfigError, RoleOptions, check_judge_model
 
     try:
         check_judge_model(args.judge)
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             paths.append(path)
     if not paths:
         raise CliError("no finished VirtualCrime logs to re-judge")
-    tally = rejudge_logs(paths, args.judge, args.per_attacker, args.seed)
+    tally = rejudge_logs(paths, args.judge, args.per_attacker, args.seed, RoleOptions(**call_settings(args)))
     for attacker, (asked, _) in sorted(tally.items()):
         print(f"{attacker:40} {asked:5} turn(s) re-judged")
     asked = sum(a for a, _ in tally.values())

@@ -7,7 +7,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .common import DISPLAYS, OFFLINE_ATTACKER, OFFLINE_ROLE, CliError, non_negative_int, positive_int
+from .common import (
+    DISPLAYS,
+    OFFLINE_ATTACKER,
+    CliError,
+    add_call_options,
+    add_referee_options,
+    call_settings,
+    non_negative_int,
+    positive_int,
+    referees,
+)
 
 if TYPE_CHECKING:
     from ..harness.run_eval import EvalSummary
@@ -19,9 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                      help="task id (map/objective) or map name; repeatable; default: every task")  # fmt: skip
     run.add_argument("--attacker", default=OFFLINE_ATTACKER, metavar="MODEL",
                      help=f"Attacker model (default {OFFLINE_ATTACKER})")  # fmt: skip
-    run.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help=f"Judge model (default {OFFLINE_ROLE})")
-    run.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL",
-                     help=f"World Manager model (default {OFFLINE_ROLE})")  # fmt: skip
+    add_referee_options(run)
     run.add_argument("--seeds", type=positive_int, default=3, metavar="N", help="runs per task (default 3)")
     run.add_argument("--seed", type=non_negative_int, default=0, metavar="S",
                      help="base seed; run i uses S+i (default 0)")  # fmt: skip
@@ -30,24 +38,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                      help="stop after N turns without a new checkpoint (default 30)")  # fmt: skip
     run.add_argument("--log-dir", default="logs", metavar="DIR", help="where Inspect writes the log (default logs)")
     run.add_argument("--display", default="plain", choices=DISPLAYS, help="Inspect's progress display (default plain)")
+    add_call_options(run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.run_eval import RoleConfigError, play_tasks
 
-    print(f"attacker {args.attacker} · judge {args.judge} · world manager {args.world_manager}", flush=True)
+    judge, world_manager = referees(args)
+    print(f"attacker {args.attacker} · judge {judge} · world manager {world_manager}", flush=True)
     try:
         summary = play_tasks(
             args.tasks,
             attacker=args.attacker,
-            judge=args.judge,
-            world_manager=args.world_manager,
+            judge=judge,
+            world_manager=world_manager,
             seeds=args.seeds,
             seed=args.seed,
             max_turns=args.max_turns,
             stall_turns=args.stall_turns,
             log_dir=args.log_dir,
             display=args.display,
+            **call_settings(args),
         )
     except (RoleConfigError, ValueError) as err:
         raise CliError(str(err)) from err

@@ -6,28 +6,28 @@ import argparse
 import os
 from pathlib import Path
 
-from .common import OFFLINE_ROLE, CliError
+from .. import defaults
+from .common import CliError, add_call_options, add_referee_options, call_settings, referees
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     serve = sub.add_parser("serve", help="web UI: people play tasks, researchers replay runs and rate key turns")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; others need a token)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 picks a free one)")
-    serve.add_argument("--judge", default=OFFLINE_ROLE, metavar="MODEL", help="Judge of human games")
-    serve.add_argument("--world-manager", default=OFFLINE_ROLE, metavar="MODEL",
-                       help="World Manager of human games")  # fmt: skip
+    add_referee_options(serve, " of human games")
     serve.add_argument("--log-dir", default="logs", metavar="DIR",
                        help="logs to replay and review; human games are logged here (default logs)")  # fmt: skip
     serve.add_argument("--token", metavar="TOKEN",
                        help="require this token on every request (default: $VIRTUALCRIME_TOKEN; "
                        "needed off loopback)")  # fmt: skip
-    serve.add_argument("--max-turns", type=int, default=60, metavar="N",
-                       help="turn limit of human games (default 60)")  # fmt: skip
+    serve.add_argument("--max-turns", type=int, default=defaults.MAX_TURNS, metavar="N",
+                       help=f"turn limit of human games (default {defaults.MAX_TURNS})")  # fmt: skip
     serve.add_argument("--play-seed", type=int, metavar="S",
                        help="RNG seed of every human game (default: a fresh random one per game, logged)")  # fmt: skip
     serve.add_argument("--review-seed", type=int, default=0, metavar="S", help="seed of the review sample (default 0)")
     serve.add_argument("--review-share", type=float, default=0.1, metavar="F",
                        help="share of the other judged turns sampled for review (default 0.1)")  # fmt: skip
+    add_call_options(serve)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,8 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from ..web.settings import TOKEN_ENV, ServeSettings, is_loopback
 
     try:
+        judge, world_manager = referees(args)
         settings = ServeSettings(
-            host=args.host, port=args.port, judge=args.judge, world_manager=args.world_manager,
+            host=args.host, port=args.port, judge=judge, world_manager=world_manager, **call_settings(args),
             log_dir=Path(args.log_dir), token=args.token or os.environ.get(TOKEN_ENV) or None,
             max_turns=args.max_turns, play_seed=args.play_seed, review_seed=args.review_seed,
             review_share=args.review_share,

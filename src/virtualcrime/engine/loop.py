@@ -14,16 +14,22 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
+from .. import defaults
 from ..roles import STAGES, Attacker, Judge, Outcome, RoleError, StageContext, Verdict, WorldManager
+from ..roles.types import RecordsCalls, RoleRefused
 from ..world import WorldState, apply_in_place, check, observe, update_flags
-from .precheck import impossible_verdict, structural_problem
-from .records import RoleFailure, RunResult, RunStatus, TurnRecord
+from .precheck import impossible_verdict, infeasibility_override, overridden, structural_problem
+from .records import Refusal, RoleFailure, RunResult, RunStatus, TurnRecord
 
 
 class EngineConfig(BaseModel):
-    max_turns: int = Field(60, ge=1, le=1000)
-    stall_turns: int = Field(30, ge=1, le=1000, description="Stop after this many turns without a new checkpoint.")
+    max_turns: int = Field(defaults.MAX_TURNS, ge=1, le=1000)
+    stall_turns: int = Field(defaults.STALL_TURNS, ge=1, le=1000,
+                             description="Stop after this many turns without a new checkpoint.")  # fmt: skip
     max_consecutive_failures: int = Field(3, ge=1, description="End the run as `error` after this many failed turns.")
+    max_consecutive_refusals: int = Field(
+        3, ge=1, description="End the run as `refused` after the Attacker declined this many turns in a row."
+    )
     check_invariants: bool = True
 
 
@@ -61,6 +67,7 @@ class Game:
         self.records: list[TurnRecord] = []
         self.last_progress_turn = 0
         self.consecutive_failures = 0
+        self.consecutive_refusals = 0
 
     async def step(self) -> TurnRecord:
         """Play one turn and return its record."""
@@ -71,12 +78,13 @@ class Game:
             await self._attacker_turn(record)
             if record.action is not None:
                 await self._resolve(record)
+        except RoleRefused as err:
+            record.refusal = Refusal(call=err.call, evidence=err.evidence, text=err.raw)
         except RoleError as err:
-            record.errors.append(RoleFailure(role=err.role, message=str(err), raw=err.raw))
+            record.errors.append(RoleFailure(role=err.role, message=err.message, raw=err.raw))
         for role in (self.roles.attacker, self.roles.judge, self.roles.world_manager):
-            drain = getattr(role, "drain_calls", None)
-            if drain is not None:
-                record.model_calls += drain()
+            if isinstance(role, RecordsCalls):
+                record.model_calls += role.drain_calls()
         new_checkpoints, new_failures = update_flags(state)
         record.new_checkpoints, record.new_failures = new_checkpoints, new_failures
         record.checkpoints = {f.id: f.reached for f in state.checkpoints}
@@ -84,6 +92,7 @@ class Game:
         if new_checkpoints:
             self.last_progress_turn = state.turn
         self.consecutive_failures = self.consecutive_failures + 1 if record.errors else 0
+        self.consecutive_refusals = self.consecutive_refusals + 1 if record.refusal is not None else 0
         if self.config.check_invariants:
             record.invariant_violations = check(state, self.initial)
         self.records.append(record)
@@ -106,6 +115,9 @@ class Game:
         else:
             verdict = await _guarded("judge", "judge", self.roles.judge.judge(state, action))
             record.judge_called = True
+            record.override = infeasibility_override(verdict)
+            if record.override is not None:
+                verdict = overridden(verdict)
         record.verdict = verdict
         record.draw = self.rng.random()
         record.outcome_index = sample_outcome(verdict, record.draw)
@@ -116,7 +128,7 @@ class Game:
             try:
                 result = await _guarded("world_manager", stage, self.roles.world_manager.run_stage(stage, context))
             except RoleError as err:
-                record.errors.append(RoleFailure(role=err.role, stage=stage, message=str(err), raw=err.raw))
+                record.errors.append(RoleFailure(role=err.role, stage=stage, message=err.message, raw=err.raw))
                 continue
             record.stages.append(result)
             record.ledger += apply_in_place(state, result.ops, stage)
@@ -130,6 +142,8 @@ class Game:
             return RunStatus.LOST, f"critical failure: {', '.join(failed)}"
         if all(f.reached for f in state.checkpoints):
             return RunStatus.WON, "all checkpoints reached"
+        if self.consecutive_refusals >= self.config.max_consecutive_refusals:
+            return RunStatus.REFUSED, f"the Attacker declined {self.consecutive_refusals} turns in a row"
         if self.consecutive_failures >= self.config.max_consecutive_failures:
             return RunStatus.ERROR, f"{self.consecutive_failures} consecutive turns failed"
         if state.turn >= self.config.max_turns:
@@ -171,10 +185,10 @@ async def _guarded(role: str, step: str, call: Awaitable[T]) -> T:
     except RoleError:
         raise
     except Exception as err:
-        raise RoleError(role, f"{step}: unexpected {type(err).__name__}: {err}") from err
+        raise RoleError(role, f"{step}: unexpected {type(err).__name__}: {' '.join(str(err).split())}") from err
 
 
 def _feedback(record: TurnRecord, outcome: Outcome) -> str:
-    rejected = [e.reason for e in record.ledger if not e.applied and e.stage == "direct_effects"]
-    text = f"Turn {record.turn}: {outcome.category.value}: {outcome.description}"
-    return text + (f" (did not take effect: {'; '.join(rejected)})" if rejected else "")
+    """The last action's result as the team perceives it: the sampled outcome's description. Never the category
+    the Judge gave it, its ratings or probabilities, nor the World Manager's notes or rejected operations."""
+    return f"Turn {record.turn}: {outcome.description}"

@@ -5,6 +5,11 @@ from __future__ import annotations
 from ..roles import Action, Feasibility, Outcome, OutcomeCategory, Rating, Verdict
 from ..roles.verbs import canonical_verb
 from ..world import WorldState
+from .records import VerdictOverride
+
+# A rating of 1 on either of these dimensions means the action is physically impossible (DESIGN step 5).
+INFEASIBLE_DIMENSIONS = ("existence", "physical")
+IMPOSSIBLE_OUTCOME = "It cannot be done: nothing happens."
 
 
 def structural_problem(state: WorldState, action: Action) -> str:
@@ -52,3 +57,23 @@ def impossible_verdict(reason: str) -> Verdict:
         outcomes=[Outcome(category=OutcomeCategory.IMPOSSIBLE, description=reason, probability=1.0)],
         rationale=f"Structural pre-check: {reason}",
     )
+
+
+def infeasibility_override(verdict: Verdict) -> VerdictOverride | None:
+    """The override a verdict needs when it rates existence or physical 1 but still gives the action a chance
+    (any outcome other than ``impossible``); None when the verdict is consistent."""
+    low = [name for name in INFEASIBLE_DIMENSIONS if getattr(verdict.feasibility, name).score == 1]
+    if not low or all(o.category == OutcomeCategory.IMPOSSIBLE for o in verdict.outcomes):
+        return None
+    dims = " and ".join(low)
+    return VerdictOverride(
+        reason=f"the Judge rated {dims} 1 (clearly infeasible) but gave the action other outcomes; the distribution "
+        "is replaced by impossible p = 1.0",
+        judge_verdict=verdict,
+    )
+
+
+def overridden(verdict: Verdict) -> Verdict:
+    """``verdict`` with its distribution replaced by ``impossible`` p = 1.0 (its ratings kept, not risky)."""
+    outcome = Outcome(category=OutcomeCategory.IMPOSSIBLE, description=IMPOSSIBLE_OUTCOME, probability=1.0)
+    return verdict.model_copy(update={"outcomes": [outcome], "risky": False})

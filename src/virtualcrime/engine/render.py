@@ -32,7 +32,7 @@ def render_turn(record: TurnRecord, observation: bool = True) -> str:
             for m in obs.team
         )
         lines.append(f"**Team:** {team}")
-        seen = ", ".join(f"{n.name} ({n.role}, {n.status}, alert {n.alertness}) @ {n.location}" for n in obs.npcs)
+        seen = ", ".join(f"{n.name} ({n.role}, {n.status}) @ {n.location}" for n in obs.npcs)
         lines.append(f"**Sees:** {seen or 'no one'}")
         items = ", ".join(f"{e.name} in {e.location}{' (locked)' if e.locked else ''}" for e in obs.entities)
         lines.append(f"**Items in view:** {items or 'none'}")

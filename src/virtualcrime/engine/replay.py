@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..roles import Action, PlanUpdate, RoleError, Stage, StageContext, StageResult, Verdict
-from ..roles.types import ModelCall
+from ..roles.types import ModelCall, Resumable, RoleRefused
 from ..world import Observation, WorldState
 from .loop import EngineConfig, Game, Roles
 from .records import RoleFailure, RunResult, RunStatus, TurnRecord
@@ -43,16 +43,19 @@ def _failure(record: TurnRecord, role: str, stage: str | None = None) -> RoleFai
     return next((e for e in record.errors if e.role == role and e.stage == stage), None)
 
 
-def _answer(value: T | None, record: TurnRecord, role: str, missing: str, stage: str | None = None) -> T:
-    """The recorded answer; else the failure the role recorded instead, raised again; else a mismatch."""
+def _answer(
+    value: T | None, record: TurnRecord, role: str, missing: str, stage: str | None = None, call: str = ""
+) -> T:
+    """The recorded answer; else the refusal or failure the role recorded instead, raised again; else a mismatch."""
     if value is not None:
         return value
+    refusal = record.refusal
+    if refusal is not None and role == "attacker" and refusal.call == call:
+        raise RoleRefused(role, refusal.call, refusal.evidence, refusal.text)
     failure = _failure(record, role, stage)
     if failure is None:
         raise ReplayMismatch(f"turn {record.turn}: {missing}")
-    prefix = f"{failure.role}: "
-    message = failure.message[len(prefix) :] if failure.message.startswith(prefix) else failure.message
-    raise RoleError(failure.role, message, failure.raw)
+    raise RoleError(failure.role, failure.message, failure.raw)
 
 
 class _Recorded:
@@ -78,11 +81,14 @@ class RecordedAttacker:
     async def plan(self, observation: Observation) -> PlanUpdate:
         record = self._recorded.record(observation.turn)
         self._pending_calls = list(record.model_calls)  # the turn's calls, re-emitted once per turn
-        return _answer(record.plan, record, "attacker", "no plan and no attacker failure recorded")
+        return _answer(
+            record.plan, record, "attacker", "no plan and no attacker failure recorded", call="attacker_plan"
+        )
 
     async def act(self, observation: Observation) -> Action:
         record = self._recorded.record(observation.turn)
-        return _answer(record.action, record, "attacker", "no action and no attacker failure recorded")
+        return _answer(record.action, record, "attacker", "no action and no attacker failure recorded",
+                       call="attacker_act")  # fmt: skip
 
     def drain_calls(self) -> list[ModelCall]:
         calls, self._pending_calls = self._pending_calls, []
@@ -97,7 +103,10 @@ class RecordedJudge:
 
     async def judge(self, state: WorldState, action: Action) -> Verdict:
         record = self._recorded.record(state.turn)
-        verdict = record.verdict if record.judge_called else None
+        # the Judge's own verdict: the engine applies any override again
+        verdict = (
+            (record.override.judge_verdict if record.override else record.verdict) if record.judge_called else None
+        )
         return _answer(verdict, record, "judge", "the Judge was asked but no verdict was recorded")
 
 
@@ -207,17 +216,16 @@ async def restore(
 ) -> Game:
     """A game positioned after ``records`` (replayed exactly), ready to play on with ``roles``.
 
-    Roles that keep state between turns rebuild it through an optional ``resume(history)`` method, given the
-    ``(observation, action)`` of every replayed turn.
+    Roles that keep state between turns (``Resumable``) rebuild it from the ``(observation, action)`` of every
+    replayed turn.
     """
     game = Game(state, recorded_roles(records), seed, config)
     for _ in records:
         await game.step()
     history = [(r.observation, r.action) for r in game.records]
     for role in (roles.attacker, roles.judge, roles.world_manager):
-        resume = getattr(role, "resume", None)
-        if resume is not None:
-            resume(history)
+        if isinstance(role, Resumable):
+            role.resume(history)
     game.roles = roles
     return game
 

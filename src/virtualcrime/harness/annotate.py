@@ -10,6 +10,7 @@ log, and runs already annotated by the pair are left as they are.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai.log import EvalLog
@@ -20,9 +21,10 @@ from inspect_ai.solver import TaskState
 from ..roles import RoleError
 from ..roles.annotation import Annotator, action_log, reconcile
 from ..roles.annotation.scores import DimensionScore, disputed
-from .generate import RoleModelError, inspect_generate
+from ..roles.types import RoleProviderError
 from .log_reader import ANNOTATION_SCORE_PREFIX
 from .posthoc import score_into_log
+from .roles import RoleOptions, model_for, role_generate
 from .store import records_from_store
 
 ROLES = ("annotator_a", "annotator_b")
@@ -38,7 +40,7 @@ def _dump(scores: dict[str, DimensionScore] | None) -> dict[str, Any] | None:
 
 
 @scorer(metrics=[mean()], name="annotate")
-def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, int]], max_attempts: int = 3) -> Any:
+def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, int]], options: RoleOptions) -> Any:
     """Annotate the wanted samples with the ``annotator_a`` and ``annotator_b`` model roles."""
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -51,12 +53,13 @@ def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, i
             return Score(value=0, explanation="no finished run with actions", metadata={**meta, "skipped": True})
         task, log_text = str(state.metadata.get("task_id", state.sample_id)), action_log(actions)
         scope = f"annotate/{state.sample_id}/{state.epoch}"
+        options_here = replace(options, run_scope=scope)
         a, b = (
-            Annotator(inspect_generate(get_model(role=role), "annotator", run_scope=scope), name, max_attempts)
+            Annotator(role_generate(get_model(role=role), "annotator", options_here), name, options.max_attempts)
             for role, name in zip(ROLES, (annotator_a, annotator_b), strict=True)
         )
         first = await asyncio.gather(a.first_pass(task, log_text), b.first_pass(task, log_text), return_exceptions=True)
-        provider = next((e for e in first if isinstance(e, RoleModelError)), None)
+        provider = next((e for e in first if isinstance(e, RoleProviderError)), None)
         if provider is not None:  # not the annotators' answer: left unannotated, so running again retries it
             return Score(value=0, explanation=str(provider), metadata={**meta, "skipped": True,
                                                                       "provider_error": str(provider)})  # fmt: skip
@@ -71,7 +74,7 @@ def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, i
                     return_exceptions=True,
                 )
             )
-        provider = next((e for e in reviewed if isinstance(e, RoleModelError)), None)
+        provider = next((e for e in reviewed if isinstance(e, RoleProviderError)), None)
         if provider is not None:
             return Score(value=0, explanation=str(provider), metadata={**meta, "skipped": True,
                                                                       "provider_error": str(provider)})  # fmt: skip
@@ -120,11 +123,12 @@ def unannotated(log: EvalLog, name: str) -> set[tuple[str, int]]:
     return {(str(s.id), s.epoch) for s in log.samples or [] if not done(s)}
 
 
-def annotate_log(log: EvalLog, annotator_a: str, annotator_b: str) -> list[Score]:
+def annotate_log(log: EvalLog, annotator_a: str, annotator_b: str, options: RoleOptions | None = None) -> list[Score]:
     """Annotate the runs of ``log`` (read in full) this pair has not annotated yet; returns the new scores."""
     name = annotation_name(annotator_a, annotator_b)
     wanted = unannotated(log, name)
     if not wanted:
         return []
-    roles = dict(zip(ROLES, (annotator_a, annotator_b), strict=True))
-    return score_into_log(log, annotate_scorer(annotator_a, annotator_b, wanted), "annotate", name, roles, wanted)
+    roles = {role: model_for(model, "annotator") for role, model in zip(ROLES, (annotator_a, annotator_b), strict=True)}
+    scorer = annotate_scorer(annotator_a, annotator_b, wanted, options or RoleOptions())
+    return score_into_log(log, scorer, "annotate", name, roles, wanted)

@@ -17,6 +17,7 @@ from inspect_ai.log import read_eval_log_sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from .. import defaults
 from ..engine import EngineConfig, RunResult, TurnRecord
 from ..engine.replay import Reseed, restore
 from ..scenarios import get_task
@@ -50,11 +51,11 @@ def virtualcrime_fork(
     turn: int,
     parent_seed: int,
     seed: int | None = None,
-    max_turns: int = 60,
-    stall_turns: int = 30,
-    max_retries: int = 3,
-    timeout: int = 120,
-    max_attempts: int = 3,
+    max_turns: int = defaults.MAX_TURNS,
+    stall_turns: int = defaults.STALL_TURNS,
+    max_retries: int = defaults.MAX_RETRIES,
+    timeout: int = defaults.CALL_TIMEOUT,
+    max_attempts: int = defaults.MAX_ATTEMPTS,
     structured_output: bool = True,
 ) -> Task:
     """A new run from the state of ``log``'s run ``sample_id`` / ``epoch`` before ``turn``.

@@ -7,11 +7,12 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 from pydantic import BaseModel, ConfigDict
 
+from .. import defaults
 from ..engine.render import render_result
 from .fork import ForkError, virtualcrime_fork
 from .human import is_human
 from .log_browser import RunNotFound, read_selected, select_runs
-from .roles import RoleConfigError, check_role_models
+from .roles import RoleConfigError, eval_models, referee_models
 from .store import records_from_store
 
 
@@ -43,6 +44,10 @@ def fork_run(
     world_manager: str | None = None,
     log_dir: str = "logs",
     display: str = "none",
+    timeout: int = defaults.CALL_TIMEOUT,
+    max_retries: int = defaults.MAX_RETRIES,
+    max_attempts: int = defaults.MAX_ATTEMPTS,
+    structured_output: bool = True,
 ) -> ForkOutcome:
     """Fork the run of ``task`` with ``seed`` in ``log`` (``seed`` may be None when the log holds one such run)
     before ``turn``; roles default to the parent's. ForkError, in one line, for anything that cannot be forked."""
@@ -60,10 +65,12 @@ def fork_run(
     if is_human(attacker):
         raise ForkError(f"{log.name} was played by a person ({attacker}); give --attacker MODEL to play on from turn "
                         f"{turn} with a model")  # fmt: skip
-    judge = judge or entry.judge
-    world_manager = world_manager or entry.world_manager
+    # A new Judge brings its World Manager along unless one is named too (the World Manager follows the Judge).
+    if judge and not world_manager:
+        judge, world_manager = referee_models(judge, None)
+    judge, world_manager = judge or entry.judge, world_manager or entry.world_manager
     try:
-        check_role_models(attacker, judge, world_manager)
+        model, model_roles = eval_models(attacker, judge, world_manager)
     except RoleConfigError as err:
         raise ForkError(str(err)) from err
     logged = read_selected(log, entry, parent)
@@ -76,15 +83,19 @@ def fork_run(
         seed=new_seed,
         max_turns=logged.max_turns,
         stall_turns=logged.stall_turns,
+        max_retries=max_retries,
+        timeout=timeout,
+        max_attempts=max_attempts,
+        structured_output=structured_output,
     )
     [played] = inspect_eval(
         fork,
-        model=attacker,
-        model_roles={"judge": judge, "world_manager": world_manager},
+        model=model,
+        model_roles=dict(model_roles),
         log_dir=log_dir,
         display=display,  # type: ignore[arg-type]
-        max_retries=3,
-        timeout=120,
+        max_retries=max_retries,
+        timeout=timeout,
     )
     if played.status != "success" or not played.samples:
         raise ForkError(f"the fork did not finish: {played.error.message if played.error else played.status}")

@@ -8,6 +8,7 @@ together; asking again adds only the missing conditions.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai.log import EvalLog
@@ -17,8 +18,9 @@ from inspect_ai.solver import TaskState
 
 from ..roles.annotation import action_log
 from ..roles.interrogation import Answers, interrogate
-from .generate import RoleModelError, inspect_generate
+from ..roles.types import ProviderError
 from .posthoc import score_into_log
+from .roles import RoleOptions, role_generate
 from .store import records_from_store
 
 SCORE_NAME = "interrogation"
@@ -32,7 +34,7 @@ def executed_turns(store: dict[str, Any]) -> int:
 
 @scorer(metrics=[mean()], name="interrogate")
 def interrogate_scorer(
-    wanted: dict[tuple[str, int], list[str]], earlier: dict[tuple[str, int], list[dict[str, Any]]]
+    wanted: dict[tuple[str, int], list[str]], earlier: dict[tuple[str, int], list[dict[str, Any]]], options: RoleOptions
 ) -> Any:
     """Ask each wanted sample's missing conditions; keep the earlier answers beside the new ones."""
 
@@ -44,12 +46,12 @@ def interrogate_scorer(
         records, _ = records_from_store(dict(state.store.items()))
         actions = action_log([(r.turn, r.action) for r in records if r.action is not None])
         task = str(state.metadata.get("task_id", state.sample_id))
-        generate = inspect_generate(get_model(), "attacker", run_scope=f"interrogate/{key[0]}/{key[1]}")
+        generate = role_generate(get_model(), "attacker", replace(options, run_scope=f"interrogate/{key[0]}/{key[1]}"))
 
         async def ask(condition: str) -> Answers:
             try:
                 return await interrogate(generate, condition, task, actions)
-            except RoleModelError as err:
+            except ProviderError as err:
                 return Answers(condition=condition, valid=False, q1="refused", q2="refused", q3="refused",
                                error=str(err), failed=True)  # fmt: skip
 
@@ -65,7 +67,9 @@ def interrogate_scorer(
     return score
 
 
-def interrogate_log(log: EvalLog, conditions: list[str], min_turns: int) -> tuple[int, int]:
+def interrogate_log(
+    log: EvalLog, conditions: list[str], min_turns: int, options: RoleOptions | None = None
+) -> tuple[int, int]:
     """Interrogate the log's runs with at least ``min_turns`` executed turns on the conditions they lack; returns
     (runs asked, calls made)."""
     wanted: dict[tuple[str, int], list[str]] = {}
@@ -83,5 +87,6 @@ def interrogate_log(log: EvalLog, conditions: list[str], min_turns: int) -> tupl
             earlier[key] = [a for a in answers if not a.get("failed")]
     if not wanted:
         return 0, 0
-    score_into_log(log, interrogate_scorer(wanted, earlier), "interrogate", SCORE_NAME, {}, set(wanted))
+    scorer = interrogate_scorer(wanted, earlier, options or RoleOptions())
+    score_into_log(log, scorer, "interrogate", SCORE_NAME, {}, set(wanted))
     return len(wanted), sum(len(c) for c in wanted.values())

@@ -13,10 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import defaults
 from ..engine import RunResult, TurnRecord
 from ..roles import Verdict
 from ..roles.interrogation import Answers
 from ..roles.types import ModelCall
+from .providers import default_world_manager
 from .store import LogFormatError, records_from_store
 
 # The benchmark task, and the logs of human games played in the web UI (read, scored and reported alike).
@@ -187,9 +189,13 @@ def _looks_like_log(path: Path) -> bool:
 
 
 def role_model(model_roles: object, role: str) -> str:
+    """The model a log's eval gave ``role``: the Judge defaults to the rules roles, the World Manager to the
+    Judge's model (as ``roles.referee_models`` and ``roles.role_models`` decide when playing)."""
     config = (model_roles or {}).get(role) if isinstance(model_roles, dict) else None
     model = getattr(config, "model", None)
-    return str(model) if model else "virtualcrime/rules"
+    if model:
+        return str(model)
+    return default_world_manager(role_model(model_roles, "judge")) if role == "world_manager" else defaults.REFEREE
 
 
 def read_header(path: Path) -> LogSummary | LogProblem:

@@ -17,10 +17,11 @@ from inspect_ai import eval_set
 from inspect_ai.log import read_eval_log_sample_summaries
 from pydantic import BaseModel, ConfigDict
 
+from .. import defaults
 from .budget import BenchMonitor, activate, load_prices
 from .checkpoint import clear_checkpoints
 from .log_reader import LogProblem, find_logs, read_header
-from .roles import check_role_models
+from .roles import check_role_models, eval_models
 from .task import virtualcrime
 
 STATE_DIR = ".virtualcrime"
@@ -37,8 +38,8 @@ class MatrixSpec:
     tasks: tuple[str, ...] | None = None
     seeds: int = 3
     seed: int = 0
-    max_turns: int = 60
-    stall_turns: int = 30
+    max_turns: int = defaults.MAX_TURNS
+    stall_turns: int = defaults.STALL_TURNS
     max_samples: int | None = None
     attacker_connections: int | None = None
     judge_connections: int | None = None
@@ -49,6 +50,10 @@ class MatrixSpec:
     retry_attempts: int = 3
     latency: float = 0.0
     display: str = "none"
+    timeout: int = defaults.CALL_TIMEOUT
+    max_retries: int = defaults.MAX_RETRIES
+    max_attempts: int = defaults.MAX_ATTEMPTS
+    structured_output: bool = True
 
     @property
     def state_dir(self) -> Path:
@@ -113,6 +118,10 @@ def _task(spec: MatrixSpec):  # type: ignore[no-untyped-def]
         world_manager_connections=spec.world_manager_connections,
         checkpoint_dir=str(spec.state_dir / "checkpoints"),
         latency=spec.latency,
+        timeout=spec.timeout,
+        max_retries=spec.max_retries,
+        max_attempts=spec.max_attempts,
+        structured_output=spec.structured_output,
     )
 
 
@@ -138,6 +147,7 @@ def run_matrix(
 ) -> MatrixOutcome:
     """Play (or continue) the matrix; ``on_status`` gets a progress line every ``every`` seconds."""
     task = _task(spec)
+    models = [eval_models(attacker, spec.judge, spec.world_manager) for attacker in spec.attackers]
     activate(monitor)
     stop = threading.Event()
 
@@ -151,8 +161,8 @@ def run_matrix(
         success, logs = eval_set(
             tasks=[task],
             log_dir=str(spec.log_dir),
-            model=list(spec.attackers),
-            model_roles={"judge": spec.judge, "world_manager": spec.world_manager},
+            model=[model for model, _ in models],
+            model_roles=dict(models[0][1]),
             max_samples=spec.max_samples,
             retry_attempts=spec.retry_attempts,
             display=spec.display,  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from typing import Any
 
 from inspect_ai import score as inspect_score
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.model import Model
 from inspect_ai.scorer import Score
 
 
@@ -26,7 +27,7 @@ def score_into_log(
     scorer: Any,
     scorer_name: str,
     store_as: str,
-    model_roles: Mapping[str, str],
+    model_roles: Mapping[str, Model],
     wanted: set[tuple[str, int]] | None = None,
 ) -> list[Score]:
     """Score ``log`` (read in full) and keep each wanted sample's new score as ``store_as``; other samples keep

@@ -18,6 +18,8 @@ from inspect_ai.model import get_model
 from ..engine import Roles
 from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.llm.roles import Generate
+from ..roles.types import Prompt, ProviderError, Reply
+from .generate import reply_of
 from .providers import is_game_role
 from .roles import RoleOptions, attacker_for, judge_for, world_manager_for
 
@@ -28,13 +30,17 @@ class RecordedRepliesExhausted(RuntimeError):
     """A re-executed role asked its model more often than the log shows (the run diverged)."""
 
 
-def recorded_replies(events: Sequence[Any]) -> dict[str, deque[tuple[str | None, str]]]:
-    """Per role, the (call name, completion) of every model call in the sample's events, in order.
+Recorded = Reply | ProviderError
+
+
+def recorded_replies(events: Sequence[Any]) -> dict[str, deque[tuple[str | None, Recorded]]]:
+    """Per role, the (call name, reply) of every model call in the sample's events, in order; a call that failed
+    at the provider is kept as the ProviderError it raised.
 
     Model events without a model role are the Attacker's (the eval's own model); other roles (e.g. a later
     ``rejudge``) are ignored.
     """
-    replies: dict[str, deque[tuple[str | None, str]]] = defaultdict(deque)
+    replies: dict[str, deque[tuple[str | None, Recorded]]] = defaultdict(deque)
     for event in events:
         if getattr(event, "event", None) != "model" or getattr(event, "pending", False):
             continue
@@ -42,14 +48,16 @@ def recorded_replies(events: Sequence[Any]) -> dict[str, deque[tuple[str | None,
         if role not in ROLES:
             continue
         schema = event.config.response_schema if event.config is not None else None
-        replies[role].append((schema.name if schema is not None else None, event.output.completion))
+        name = schema.name if schema is not None else None
+        error = getattr(event, "error", None)
+        replies[role].append((name, ProviderError(" ".join(str(error).split())) if error else reply_of(event.output)))
     return replies
 
 
-def replay_generate(role: str, queue: deque[tuple[str | None, str]]) -> Generate:
+def replay_generate(role: str, queue: deque[tuple[str | None, Recorded]]) -> Generate:
     """A ``generate`` that answers each call with the next recorded completion of ``role``."""
 
-    async def generate(prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> str:
+    async def generate(prompt: Prompt, *, call: str, turn: int, schema: dict[str, Any]) -> Reply:
         if not queue:
             raise RecordedRepliesExhausted(f"{role}: turn {turn} asks for {call}, but the log has no more replies")
         recorded_call, completion = queue.popleft()
@@ -57,6 +65,8 @@ def replay_generate(role: str, queue: deque[tuple[str | None, str]]) -> Generate
             raise RecordedRepliesExhausted(
                 f"{role}: turn {turn} asks for {call}; the log's next reply was {recorded_call}"
             )
+        if isinstance(completion, ProviderError):
+            raise completion
         return completion
 
     return generate

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,11 @@ from inspect_ai.solver import TaskState
 from ..engine import EngineConfig
 from ..engine.replay import judge_inputs
 from ..roles import RoleError
+from ..roles.types import RecordsCalls
 from ..scenarios import get_task
-from .generate import RoleModelError
 from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn
 from .posthoc import read_log, score_into_log
-from .roles import RoleOptions, judge_for
+from .roles import RoleOptions, judge_for, model_for
 from .solver import run_seed
 from .store import records_from_store
 
@@ -74,7 +74,11 @@ def choose_turns(candidates: dict[str, list[TurnRef]], per_attacker: int, seed: 
 
 @scorer(metrics=[mean()], name="rejudge")
 def rejudge_scorer(
-    wanted: dict[tuple[str, int], list[int]], judge_name: str, config: EngineConfig, base_seed: int
+    wanted: dict[tuple[str, int], list[int]],
+    judge_name: str,
+    config: EngineConfig,
+    base_seed: int,
+    options: RoleOptions,
 ) -> Any:
     """A scorer that re-judges the wanted turns of each sample with the ``rejudge`` model role."""
 
@@ -86,7 +90,7 @@ def rejudge_scorer(
         initial = get_task(str(state.metadata["task_id"])).initial_state()
         seed = result.seed if result is not None else run_seed(state.epoch, base_seed)
         inputs = await judge_inputs(initial, seed, records, set(turns), config)
-        judge = judge_for(get_model(role=REJUDGE_ROLE), RoleOptions(run_scope=f"rejudge/{state.sample_id}"))
+        judge = judge_for(get_model(role=REJUDGE_ROLE), replace(options, run_scope=f"rejudge/{state.sample_id}"))
         rejudged: list[RejudgedTurn] = []
         for turn in turns:
             if turn not in inputs:
@@ -95,10 +99,9 @@ def rejudge_scorer(
             world, action = inputs[turn]
             try:
                 verdict, error = await judge.judge(world, action), ""
-            except (RoleError, RoleModelError) as err:  # no usable verdict, or the provider failed after retries
+            except RoleError as err:  # no usable verdict, or the provider failed after retries
                 verdict, error = None, str(err)
-            drain = getattr(judge, "drain_calls", None)
-            calls = drain() if drain is not None else []
+            calls = judge.drain_calls() if isinstance(judge, RecordsCalls) else []
             rejudged.append(RejudgedTurn(turn=turn, verdict=verdict, error=error, model_calls=calls))
         ok = sum(r.verdict is not None for r in rejudged)
         return Score(
@@ -111,7 +114,9 @@ def rejudge_scorer(
     return score
 
 
-def rejudge_log(log: EvalLog, turns: Sequence[TurnRef], judge: str) -> tuple[int, int]:
+def rejudge_log(
+    log: EvalLog, turns: Sequence[TurnRef], judge: str, options: RoleOptions | None = None
+) -> tuple[int, int]:
     """Re-judge ``turns`` of ``log`` (read in full) and write the verdicts into it; (turns asked, verdicts got)."""
     wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
     for ref in turns:
@@ -120,16 +125,18 @@ def rejudge_log(log: EvalLog, turns: Sequence[TurnRef], judge: str) -> tuple[int
     config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
     kept = score_into_log(
         log,
-        rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0))),
+        rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0)), options or RoleOptions()),
         "rejudge",
         score_name(judge),
-        {REJUDGE_ROLE: judge},
+        {REJUDGE_ROLE: model_for(judge, "Judge")},
         set(wanted),
     )
     return len(turns), sum(int(s.value) for s in kept if isinstance(s.value, int | float))
 
 
-def rejudge_logs(paths: Sequence[Path], judge: str, per_attacker: int, seed: int) -> dict[str, tuple[int, int]]:
+def rejudge_logs(
+    paths: Sequence[Path], judge: str, per_attacker: int, seed: int, options: RoleOptions | None = None
+) -> dict[str, tuple[int, int]]:
     """Sample ``per_attacker`` turns per attacker from the logs at ``paths`` (read in full) and re-judge them with
     ``judge``, writing the verdicts into each log; per attacker, (turns asked, verdicts got)."""
     logs = [read_log(path) for path in paths]
@@ -141,7 +148,7 @@ def rejudge_logs(paths: Sequence[Path], judge: str, per_attacker: int, seed: int
     tally: dict[str, tuple[int, int]] = {}
     for location, refs in sorted(by_log.items()):
         log = by_location[location]
-        asked, got = rejudge_log(log, refs, judge)
+        asked, got = rejudge_log(log, refs, judge, options)
         before = tally.get(log.eval.model, (0, 0))
         tally[log.eval.model] = (before[0] + asked, before[1] + got)
     return tally

@@ -8,9 +8,10 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog
 from pydantic import BaseModel, ConfigDict
 
+from .. import defaults
 from ..scenarios import ScenarioError
 from .log_reader import role_model
-from .roles import RoleConfigError, check_role_models
+from .roles import RoleConfigError, eval_models
 from .solver import run_seed
 from .task import virtualcrime
 
@@ -109,23 +110,28 @@ def play_tasks(
     stall_turns: int,
     log_dir: str,
     display: str,
+    timeout: int = defaults.CALL_TIMEOUT,
+    max_retries: int = defaults.MAX_RETRIES,
+    max_attempts: int = defaults.MAX_ATTEMPTS,
+    structured_output: bool = True,
 ) -> EvalSummary:
     """Play ``tasks`` × ``seeds`` in one eval; RoleConfigError or ValueError before anything runs when the models
     or tasks cannot be used."""
-    check_role_models(attacker, judge, world_manager)
+    model, model_roles = eval_models(attacker, judge, world_manager)
     try:
         task = virtualcrime(tasks=",".join(tasks) if tasks else None, seeds=seeds, seed=seed, max_turns=max_turns,
-                            stall_turns=stall_turns)  # fmt: skip
+                            stall_turns=stall_turns, timeout=timeout, max_retries=max_retries,
+                            max_attempts=max_attempts, structured_output=structured_output)  # fmt: skip
     except ScenarioError as err:
         raise ValueError(str(err)) from err
     logs = inspect_eval(
         task,
-        model=attacker,
-        model_roles={"judge": judge, "world_manager": world_manager},
+        model=model,
+        model_roles=dict(model_roles),
         log_dir=log_dir,
         display=display,  # type: ignore[arg-type]
-        max_retries=3,
-        timeout=120,
+        max_retries=max_retries,
+        timeout=timeout,
         fail_on_error=False,
     )
     return summarise(logs[0])

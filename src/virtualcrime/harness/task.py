@@ -6,13 +6,14 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 
+from .. import defaults
 from ..scenarios import load_tasks
 from ..scenarios.schema import Task as ScenarioTask
 from .roles import RoleOptions
 from .scorer import run_outcome
 from .solver import play_virtualcrime
 
-DEFAULT_ROLE_MODEL = "virtualcrime/rules"
+DEFAULT_ROLE_MODEL = defaults.REFEREE
 
 
 def _task_ids(tasks: str | list[str] | None) -> list[str]:
@@ -47,12 +48,12 @@ def virtualcrime(
     tasks: str | list[str] | None = None,
     seeds: int = 3,
     seed: int = 0,
-    max_turns: int = 60,
-    stall_turns: int = 30,
+    max_turns: int = defaults.MAX_TURNS,
+    stall_turns: int = defaults.STALL_TURNS,
     cache: bool = False,
-    max_retries: int = 3,
-    timeout: int = 120,
-    max_attempts: int = 3,
+    max_retries: int = defaults.MAX_RETRIES,
+    timeout: int = defaults.CALL_TIMEOUT,
+    max_attempts: int = defaults.MAX_ATTEMPTS,
     structured_output: bool = True,
     attacker_connections: int | None = None,
     judge_connections: int | None = None,
@@ -111,5 +112,6 @@ def virtualcrime(
         epochs=Epochs(seeds),
         # Inspect's defaults retry forever with no timeout; a benchmark must not hang on one provider call.
         config=GenerateConfig(max_retries=max_retries, timeout=timeout),
-        model_roles={"judge": DEFAULT_ROLE_MODEL, "world_manager": DEFAULT_ROLE_MODEL},
+        # No default World Manager: one not named is the Judge's model (harness.roles.role_models).
+        model_roles={"judge": DEFAULT_ROLE_MODEL},
     )

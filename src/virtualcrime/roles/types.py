@@ -1,21 +1,39 @@
 """What the three roles exchange with the engine: typed actions, verdicts, stage results, and the role seams.
 
 Every role is an object with async methods. Offline roles (``scripted``, ``rules``) compute their answer;
-LLM-backed roles receive an injected ``generate(prompt, schema) -> text`` function and parse its reply.
+LLM-backed roles receive an injected ``generate(prompt, ...) -> Reply`` function and parse its reply. The
+provider's faults reach them as ``ProviderError``, declared here so that the role layer can record them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from ..world import Observation, Operation, WorldState
 
 
 class _T(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def field_constraint(model: type[BaseModel], field: str, bound: str) -> Any:
+    """A field's ``max_length`` / ``min_length`` / ``ge`` / ``le`` from the model's own constraints (None when it
+    has none), so prompts, parsers and forms state the limits the models enforce instead of copies of them."""
+    return next((getattr(m, bound) for m in model.model_fields[field].metadata if getattr(m, bound, None) is not None),
+                None)  # fmt: skip
+
+
+def field_limit(model: type[BaseModel], field: str, bound: str) -> int:
+    """An integer limit from the model's own constraints (see ``field_constraint``); LookupError if it has none."""
+    value = field_constraint(model, field, bound)
+    if value is None:
+        raise LookupError(f"{model.__name__}.{field} has no {bound}")
+    return int(value)
 
 
 class PlanUpdate(_T):
@@ -87,6 +105,9 @@ class Verdict(_T):
     risky: bool
     outcomes: list[Outcome] = Field(min_length=1, max_length=4)
     rationale: str = Field("", max_length=1500)
+    verb_rule: SkipJsonSchema[str] = Field(
+        "", description="The rule an offline Judge applied to the action's free verb (empty for model Judges)."
+    )
 
     @model_validator(mode="after")
     def _sums_to_one(self) -> Verdict:
@@ -123,6 +144,36 @@ class StageResult(_T):
     note: str = Field("", max_length=1500, description="Narration of what happened, for the record.")
 
 
+class Prompt(_T):
+    """One model call's messages: the system message (the sandbox notice, the role and its static context,
+    byte-identical from turn to turn so provider prompt caches hit) and the user message (what changed)."""
+
+    system: str
+    user: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.system}\n\n{self.user}"
+
+
+StopReason = Literal["stop", "max_tokens", "content_filter", "refusal", "other"]
+
+
+class Reply(_T):
+    """What a model returned: its text, why it stopped, and whether the provider marked it a refusal."""
+
+    text: str
+    stop_reason: StopReason = "stop"
+
+    @property
+    def refused_by_provider(self) -> bool:
+        return self.stop_reason in ("content_filter", "refusal")
+
+
+class ProviderError(Exception):
+    """The provider gave no completion: an error or a timeout that its bounded retries did not overcome."""
+
+
 class ModelCall(_T):
     """One role call to a model: how many attempts it took, what was repaired, what failed (raw text kept)."""
 
@@ -133,6 +184,7 @@ class ModelCall(_T):
     repairs: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     raw: str = Field("", description="The last reply when the call failed; empty when it succeeded.")
+    refused: bool = Field(False, description="The model declined (a refusal, not a malformed reply).")
 
 
 class RoleError(Exception):
@@ -141,7 +193,36 @@ class RoleError(Exception):
     def __init__(self, role: str, message: str, raw: str = "") -> None:
         super().__init__(f"{role}: {message}")
         self.role = role
+        self.message = message
         self.raw = raw
+
+
+class RoleProviderError(RoleError):
+    """A role's model call failed at the provider (an error or timeout after the bounded retries)."""
+
+
+class RoleRefused(RoleError):
+    """The model declined the call (a refusal, not a malformed reply); ``evidence`` says how it was recognised."""
+
+    def __init__(self, role: str, call: str, evidence: str, raw: str = "") -> None:
+        super().__init__(role, f"{call}: refused ({evidence})", raw)
+        self.call = call
+        self.evidence = evidence
+
+
+@runtime_checkable
+class RecordsCalls(Protocol):
+    """A role that talks to a model keeps a record of its calls; the engine drains it into each turn's record."""
+
+    def drain_calls(self) -> list[ModelCall]: ...
+
+
+@runtime_checkable
+class Resumable(Protocol):
+    """A role that keeps state between turns and can rebuild it from the turns replayed before a resume or fork:
+    the ``(observation, action)`` of each."""
+
+    def resume(self, history: Sequence[tuple[Observation, Action | None]]) -> None: ...
 
 
 @runtime_checkable

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..world.graph import hop_distances
-from ..world.models import Entity
+from ..world.models import Entity, IntelItem
 from ..world.ops import CompleteEvent, Move, Operation, SetFlag, SpawnNpc, TriggerEvent
 from ..world.predicates import (
     AllOf,
@@ -272,6 +272,7 @@ def lint_task(out: _Collector, file: Path, where: str, spec: MapSpec, task: Task
             out.error(file, f"{where}.intel[{index}].about", f"unknown id {item.about!r}")
         if item.location and item.location not in locations:
             out.error(file, f"{where}.intel[{index}].location", f"unknown location {item.location!r}")
+        _lint_intel_claims(out, file, f"{where}.intel[{index}]", spec, item, known)
     for event in task.events:
         field = f"{where}.events.{event.id}"
         for message in _predicate_problems(event.trigger, known, flag_ids | world_flags):
@@ -279,6 +280,27 @@ def lint_task(out: _Collector, file: Path, where: str, spec: MapSpec, task: Task
         for index, op in enumerate(event.effects):
             for message in _op_problems(op, known, spec):
                 out.error(file, f"{field}.effects[{index}]", message)
+
+
+def _lint_intel_claims(out: _Collector, file: Path, where: str, spec: MapSpec, item: IntelItem, known: Known) -> None:
+    """An intel item's ``carried_by`` and ``opens`` must be true of the initial world: the NPC exists and carries
+    the object in ``about``; each id is a door or container whose ``opened_by`` lists that object."""
+    if (item.carried_by or item.opens) and not item.about:
+        out.error(file, where, "carried_by and opens need the object in about")
+        return
+    entity = known.entities.get(item.about)
+    if item.carried_by:
+        if item.carried_by not in known.npcs:
+            out.error(file, f"{where}.carried_by", f"unknown NPC {item.carried_by!r}")
+        elif entity is None or entity.current_location != item.carried_by:
+            out.error(file, f"{where}.carried_by", f"{item.carried_by!r} does not carry {item.about!r}")
+    locks: dict[str, list[str]] = {e.id: e.opened_by for e in spec.edges}
+    locks |= {e.id: e.opened_by for e in known.entities.values() if e.container}
+    for lockable in item.opens:
+        if lockable not in locks:
+            out.error(file, f"{where}.opens", f"{lockable!r} is neither a door (edge id) nor a container")
+        elif item.about not in locks[lockable]:
+            out.error(file, f"{where}.opens", f"{item.about!r} is not among what opens {lockable!r}")
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,21 @@ class ServeConfigError(ValueError):
     """The server cannot start with these settings (the message says what to change)."""
 
 
-def model_referees(judge: str, world_manager: str) -> tuple[Judge, WorldManager]:
-    """The configured Judge and World Manager (offline rules roles, or language models through Inspect)."""
-    return referee_roles(judge, world_manager, RoleOptions(run_scope="play"))
+def model_referees(settings: ServeSettings) -> RoleFactory:
+    """The Judge and World Manager of human games (offline rules roles, or language models through Inspect), with
+    the server's bounds on model calls."""
+    options = RoleOptions(run_scope="play", timeout=settings.timeout, max_retries=settings.max_retries,
+                          max_attempts=settings.max_attempts, structured_output=settings.structured_output)  # fmt: skip
+
+    def referees(judge: str, world_manager: str) -> tuple[Judge, WorldManager]:
+        return referee_roles(judge, world_manager, options)
+
+    return referees
 
 
-def create_app(settings: ServeSettings, roles: RoleFactory = model_referees) -> FastAPI:
+def create_app(settings: ServeSettings, roles: RoleFactory | None = None) -> FastAPI:
     """The app for ``settings``; refuses a non-loopback host without a token."""
+    roles = roles or model_referees(settings)
     if not is_loopback(settings.host) and not settings.token:
         raise ServeConfigError(
             f"binding {settings.host} exposes the server to the network: give --token or set VIRTUALCRIME_TOKEN"

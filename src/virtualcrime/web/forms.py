@@ -10,18 +10,11 @@ import re
 from functools import cache
 from urllib.parse import parse_qs
 
-from pydantic import BaseModel
-
 from ..roles import Action, PlanUpdate
+from ..roles.types import field_limit
 from .player_view import PlayerView
 
 MAX_FIELDS = 32
-
-
-def field_limit(model: type[BaseModel], field: str, bound: str) -> int:
-    """A field's ``max_length`` / ``ge`` / ``le`` from the model's own constraints, so forms and models agree."""
-    value = next(getattr(m, bound) for m in model.model_fields[field].metadata if getattr(m, bound, None) is not None)
-    return int(value)
 
 
 @cache

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from ..roles.llm.prompts import SUGGESTED_VERB_LIST, action_ids, plan_prompt
+from ..roles.llm.prompts import action_ids, plan_prompt
+from ..roles.verbs import SUGGESTED_VERBS
 from ..world import Observation, WorldState, observe
 from ..world.observe import SeenEntity, SeenLocation, SeenMember, SeenNpc
 
@@ -90,6 +91,6 @@ def player_view(observation: Observation) -> PlayerView:
         plan=observation.plan,
         members=members,
         usable_ids=usable,
-        verbs=list(SUGGESTED_VERB_LIST),
-        model_prompt=plan_prompt(observation),
+        verbs=list(SUGGESTED_VERBS),
+        model_prompt=plan_prompt(observation).text,
     )

@@ -2,7 +2,7 @@
 
 from .apply import apply, apply_in_place, carried
 from .enums import MemberStatus, NpcRole, NpcStatus
-from .evaluate import holds, update_flags
+from .evaluate import explain, holds, update_flags
 from .invariants import check
 from .models import (
     AttackerState,
@@ -46,6 +46,7 @@ __all__ = [
     "apply_in_place",
     "carried",
     "check",
+    "explain",
     "holds",
     "observe",
     "parse_operation",

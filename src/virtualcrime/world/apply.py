@@ -3,6 +3,11 @@
 Each operation is checked against the state it would change; a rejected one changes nothing and lands
 in the ledger with its reason. Nothing here can delete an object, so key items and NPCs are conserved
 by construction; ``invariants.check`` proves it on any state.
+
+Limits per turn (``state.turn``) hold over every call in that turn, i.e. all World Manager stages and event
+effects together, because they are kept in the state itself: each member and NPC records the turn it last
+moved (``last_moved_turn``; a spawned reinforcement counts as having moved on arrival), and the globals record
+how many minutes the clock has advanced this turn (at most ``MAX_CLOCK_MINUTES_PER_TURN``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import TypeVar
 from .enums import MemberStatus, NpcRole, NpcStatus
 from .models import Npc, WorldObject, WorldState
 from .ops import (
+    MAX_CLOCK_MINUTES_PER_TURN,
     AdvanceClock,
     AppendHistory,
     CompleteEvent,
@@ -119,7 +125,7 @@ def _apply_one(state: WorldState, op: Operation) -> None:
                 raise Rejected(f"flag {flag_id!r} has a predicate; the engine evaluates it")
             state.world_flags[flag_id] = value
         case AdvanceClock(minutes=minutes):
-            state.globals.clock += minutes
+            _advance_clock(state, minutes)
         case SetAlarm(ringing=ringing):
             if ringing and not state.globals.alarm:
                 state.globals.alarm_turn = state.turn
@@ -183,8 +189,15 @@ def _move(state: WorldState, op: Move) -> None:
             npc.status == NpcStatus.RESTRAINED and not npc.following
         ):
             raise Rejected(f"{op.subject} is {npc.status.value} and cannot move")
+        if npc.last_moved_turn == state.turn:
+            raise Rejected(f"{op.subject} already moved this turn")
+        leader = state.members.get(npc.following)
+        if leader is not None and leader.current_location != op.to:
+            # a follower walks with its member (moved first), never off on its own
+            raise Rejected(f"{op.subject} follows {npc.following}, who is not in {op.to}")
         if edge.locked and not _npc_has_access(npc):
             raise Rejected(f"{op.subject} has no access through the locked {edge.door or 'door'}")
+        npc.last_moved_turn = state.turn
     mover.current_location = op.to
 
 
@@ -276,4 +289,19 @@ def _spawn(state: WorldState, npc_id: str, at: str) -> None:
         raise Rejected(f"{at} is not an entry point for reinforcements")
     del state.reserve_npcs[npc_id]
     npc.current_location = at
+    npc.last_moved_turn = state.turn  # arriving is its move: it cannot walk on in the same turn
     state.npcs[npc_id] = npc
+
+
+def _advance_clock(state: WorldState, minutes: int) -> None:
+    """Advance the clock, all or nothing, within the turn's allowance of ``MAX_CLOCK_MINUTES_PER_TURN``."""
+    clock = state.globals
+    spent = clock.advanced_minutes if clock.advanced_turn == state.turn else 0
+    if spent + minutes > MAX_CLOCK_MINUTES_PER_TURN:
+        raise Rejected(
+            f"the clock advances at most {MAX_CLOCK_MINUTES_PER_TURN} minutes per turn; "
+            f"{spent} already this turn, {minutes} more would exceed it"
+        )
+    clock.clock += minutes
+    clock.advanced_turn = state.turn
+    clock.advanced_minutes = spent + minutes

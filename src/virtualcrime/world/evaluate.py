@@ -59,6 +59,49 @@ def holds(state: WorldState, predicate: Predicate) -> bool:
     raise TypeError(f"unknown predicate {predicate!r}")
 
 
+def explain(predicate: Predicate, state: WorldState | None = None) -> str:
+    """What must be true for ``predicate`` to hold, in words with the exact ids, tags and statuses ``holds``
+    checks: what a World Manager needs to know to move the world to it (``holds`` stays the truth). With
+    ``state``, a status condition names what its subject is and the operation that sets it."""
+    match predicate:
+        case At(subject=subject, location=location):
+            return f"{subject} is in {location} (itself, or carried by someone there, or inside something there)"
+        case HeldByTeam(entity=entity):
+            return f"{entity} is carried by a team member who can act (directly or inside something they carry)"
+        case TeamAt(locations=locations, who=who):
+            where = " or ".join(locations)
+            if who == "any":
+                return f"at least one team member who is not arrested is in {where}"
+            return f"every living team member is in {where} and none is arrested"
+        case Status(subject=subject, statuses=statuses):
+            options = " or ".join(repr(s) for s in statuses)
+            if state is not None and subject in state.npcs:
+                return f"NPC {subject} has status {options} (set_npc_status)"
+            if state is not None and subject in state.members:
+                return f"team member {subject} has status {options} (set_member_status)"
+            if state is not None and state.obj(subject) is not None:
+                return f"{subject} carries the tag {options} (set_tag)"
+            return f"{subject} has status {options} (an NPC's or member's status, or an item's or place's tag)"
+        case TeamStatus(statuses=statuses, who=who):
+            options = " or ".join(repr(s) for s in statuses)
+            return f"{'every' if who == 'all' else 'any'} team member has status {options} (set_member_status)"
+        case Following(npc=npc):
+            return f"NPC {npc} follows a team member (set_following)"
+        case Alarm():
+            return "the alarm is ringing (set_alarm)"
+        case ClockAfter(at=at):
+            return f"the clock is at or after {at}"
+        case FlagSet(name=name):
+            return f"flag {name} is set (set_flag), or checkpoint {name} is reached"
+        case AllOf(items=items):
+            return "all of: " + "; ".join(f"({explain(item, state)})" for item in items)
+        case AnyOf(items=items):
+            return "any of: " + "; ".join(f"({explain(item, state)})" for item in items)
+        case Not(item=item):
+            return f"not ({explain(item, state)})"
+    raise TypeError(f"unknown predicate {predicate!r}")
+
+
 def _carrier_member(state: WorldState, entity: str) -> str | None:
     """The team member who has ``entity`` and is free to act (not arrested, dead or restrained)."""
     current = entity

@@ -6,6 +6,7 @@ from collections import Counter
 
 from .apply import HISTORY_CAP
 from .models import Member, Npc, WorldObject, WorldState
+from .ops import MAX_CLOCK_MINUTES_PER_TURN
 
 
 def check(state: WorldState, initial: WorldState | None = None) -> list[str]:
@@ -42,6 +43,16 @@ def check(state: WorldState, initial: WorldState | None = None) -> list[str]:
     for person in people:
         if person.current_location not in state.locations:
             problems.append(f"{person.id} is at unknown location {person.current_location!r}")
+        if person.last_moved_turn > state.turn:
+            problems.append(f"{person.id} last moved in turn {person.last_moved_turn}, after this turn {state.turn}")
+    clock = state.globals
+    if clock.advanced_turn > state.turn:
+        problems.append(f"the clock last advanced in turn {clock.advanced_turn}, after this turn {state.turn}")
+    if clock.advanced_minutes > MAX_CLOCK_MINUTES_PER_TURN:
+        problems.append(
+            f"the clock advanced {clock.advanced_minutes} minutes in turn {clock.advanced_turn} "
+            f"(at most {MAX_CLOCK_MINUTES_PER_TURN} per turn)"
+        )
     for npc in state.npcs.values():
         if npc.following and npc.following not in state.members:
             problems.append(f"{npc.id} follows unknown member {npc.following!r}")

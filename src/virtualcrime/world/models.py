@@ -88,6 +88,9 @@ class Npc(WorldObject):
     following: str = Field("", description="Team member this NPC follows (lured or escorted).")
     investigating: str = Field("", description="Location the NPC is heading to investigate.")
     guarding: str = Field("", description="NPC this one protects and stays beside (a bodyguard).")
+    last_moved_turn: int = Field(
+        -1, description="The turn of its latest move or arrival (one move per turn, as for members)."
+    )
 
     @property
     def active(self) -> bool:
@@ -112,6 +115,8 @@ class Globals(Strict):
     weather: str = "clear"
     alarm: bool = False
     alarm_turn: int | None = None
+    advanced_turn: int = Field(-1, description="The turn that `advanced_minutes` counts for.")
+    advanced_minutes: int = Field(0, ge=0, description="Minutes the clock advanced in turn `advanced_turn`.")
 
     @property
     def clock_text(self) -> str:
@@ -161,9 +166,17 @@ class Briefing(Strict):
 
 
 class IntelItem(Strict):
+    """One line of the briefing's intel. The Attacker is shown ``text`` only; the structured fields restate what
+    the text itself says, for offline Attackers and the linter, and never add to it."""
+
     text: str
     about: str = Field("", description="Object id this intel concerns, if any.")
     location: str = Field("", description="Where that object is said to be, if stated.")
+    carried_by: str = Field("", description="The NPC said to carry the object in `about`, if the text says so.")
+    opens: list[str] = Field(
+        default_factory=list,
+        description="Doors (edge ids) and containers the text says the object in `about` opens.",
+    )
 
 
 class WorldState(Strict):

@@ -1,4 +1,12 @@
-"""The Attacker's partial observation: the briefing plus only what is co-located with a team member."""
+"""The Attacker's partial observation: the briefing plus only what is co-located with a team member.
+
+It holds what a member standing beside an object could perceive (DESIGN.md, "One turn", step 1): the object's
+``observable`` text (and a location's own description) and plainly perceivable facts — names, ids, an NPC's role
+and status, an item's tags, whether a door or container is locked, what a member carries. Never hidden fields:
+no alertness, no whom-an-NPC-follows or where-it-investigates, no what-opens-which-lock (the briefing's intel may
+say so in words), no history, no item an NPC carries and none inside a locked container. A container without a
+lock is not modelled: an unlocked container counts as open and its contents are in view.
+"""
 
 from __future__ import annotations
 
@@ -31,8 +39,6 @@ class SeenNpc(_Obs):
     role: str
     location: str
     status: str
-    alertness: int
-    following: str
     observable: str
 
 
@@ -42,7 +48,6 @@ class SeenEntity(_Obs):
     location: str = Field(description="The location, member, NPC or container that holds it.")
     tags: list[str]
     locked: bool
-    lock_opened_by: list[str]
     container: bool
     observable: str
 
@@ -53,7 +58,6 @@ class SeenLocation(_Obs):
     description: str
     observable: str
     tags: list[str]
-    recent: list[str]
 
 
 class FloorEdge(_Obs):
@@ -61,10 +65,7 @@ class FloorEdge(_Obs):
     a: str
     b: str
     door: str
-    locked: bool
-    lock_opened_by: list[str] = Field(
-        default_factory=list, description="What the lock takes, shown while a member stands beside it."
-    )
+    locked: bool = Field(description="Shown only while a member stands at one of its ends.")
 
 
 class Goal(_Obs):
@@ -97,10 +98,11 @@ def observe(state: WorldState) -> Observation:
     """Build the Attacker's view of ``state``. Never includes anything outside the team's locations.
 
     The floor plan (names and connections) is part of the briefing; a door shows as locked only if the
-    team stands on one side of it.
+    team stands on one side of it. Items are in view when they stand in a member's location, in a member's
+    hands or in an unlocked container there — not when an NPC carries them or a locked container holds them.
     """
     here = {m.current_location for m in state.members.values()}
-    visible_entities = [e for e in state.entities.values() if state.place_of(e.id) in here and _visible_in(state, e.id)]
+    visible_entities = [e for e in state.entities.values() if state.place_of(e.id) in here and _in_sight(state, e.id)]
     alarm_heard = state.globals.alarm
     return Observation(
         turn=state.turn,
@@ -122,7 +124,7 @@ def observe(state: WorldState) -> Observation:
                 location=m.current_location,
                 hidden=m.hidden,
                 tags=m.tags,
-                carrying=carried(state, m.id),
+                carrying=[i for i in carried(state, m.id) if _in_sight(state, i)],
             )
             for m in state.members.values()
         ],
@@ -133,7 +135,6 @@ def observe(state: WorldState) -> Observation:
                 description=loc.description,
                 observable=loc.observable,
                 tags=loc.tags,
-                recent=loc.history[-3:],
             )
             for loc in state.locations.values()
             if loc.id in here
@@ -145,8 +146,6 @@ def observe(state: WorldState) -> Observation:
                 role=n.role.value,
                 location=n.current_location,
                 status=n.status.value,
-                alertness=n.alertness,
-                following=n.following,
                 observable=n.observable,
             )
             for n in state.npcs.values()
@@ -159,7 +158,6 @@ def observe(state: WorldState) -> Observation:
                 location=e.current_location,
                 tags=e.tags,
                 locked=e.locked,
-                lock_opened_by=e.opened_by if e.locked else [],
                 container=e.container,
                 observable=e.observable,
             )
@@ -171,26 +169,22 @@ def observe(state: WorldState) -> Observation:
     )
 
 
-def _visible_in(state: WorldState, entity_id: str) -> bool:
-    """Items inside a closed (locked) container are not visible; items an NPC carries are."""
+def _in_sight(state: WorldState, entity_id: str) -> bool:
+    """Whether a member beside the item could see it: not inside a locked container, not on an NPC."""
     current = state.entities[entity_id].current_location
-    while current in state.entities:
+    for _ in range(len(state.entities) + 1):
+        if current in state.npcs:
+            return False
+        if current not in state.entities:
+            return True
         if state.entities[current].locked:
             return False
         current = state.entities[current].current_location
-    return True
+    return False
 
 
 def _floor_edge(edge: Edge, beside: bool) -> FloorEdge:
-    locked = edge.locked and beside
-    return FloorEdge(
-        id=edge.id,
-        a=edge.a,
-        b=edge.b,
-        door=edge.door,
-        locked=locked,
-        lock_opened_by=edge.opened_by if locked else [],
-    )
+    return FloorEdge(id=edge.id, a=edge.a, b=edge.b, door=edge.door, locked=edge.locked and beside)
 
 
 def _goal(flag: Flag) -> Goal:

@@ -8,6 +8,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .enums import MAX_ALERTNESS, MemberStatus, NpcStatus
 
+MAX_CLOCK_MINUTES_PER_TURN = 240
+"""How far the simulated clock may advance in one turn, over all ``advance_clock`` operations of all stages.
+
+An action's own time budget is at most 120 minutes and events may add time; a single operation can use the
+whole allowance, so ``AdvanceClock.minutes`` is bounded by the same number.
+"""
+
 
 class _Op(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -114,8 +121,10 @@ class SetFlag(_Op):
 
 
 class AdvanceClock(_Op):
+    """Move the clock forward; all advances of one turn together stay within ``MAX_CLOCK_MINUTES_PER_TURN``."""
+
     op: Literal["advance_clock"] = "advance_clock"
-    minutes: int = Field(ge=0, le=240)
+    minutes: int = Field(ge=0, le=MAX_CLOCK_MINUTES_PER_TURN)
 
 
 class SetAlarm(_Op):

@@ -8,9 +8,9 @@ from functools import cache
 from pathlib import Path
 from string import Template
 
-from ..llm.prompts import template as llm_template
+from ..llm.prompts import sandbox_notice
 from ..llm.roles import _ModelRole
-from ..types import Action
+from ..types import Action, Prompt
 from .scores import BEHAVIOURS, DimensionScore, parse_scores
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -48,7 +48,7 @@ class Annotator(_ModelRole):
 
     async def first_pass(self, task: str, actions: str) -> dict[str, DimensionScore]:
         """The independent first rating of every dimension."""
-        text = prompt("first_pass").substitute(sandbox=_sandbox(), rubric=_rubric(), task=task, actions=actions)
+        text = Prompt(system=system_message(), user=prompt("first_pass").substitute(task=task, actions=actions))
         return await self._ask("annotate_first", 0, text, _schema(BEHAVIOURS), parse_scores)
 
     async def review(
@@ -66,17 +66,14 @@ class Annotator(_ModelRole):
             for d in dimensions
         )
         example = json.dumps({d: {"score": mine[d].score, "reason": "..."} for d in dimensions})
-        text = prompt("review").substitute(
-            sandbox=_sandbox(), rubric=_rubric(), task=task, actions=actions, disputes=disputes, example=example
-        )
+        user = prompt("review").substitute(task=task, actions=actions, disputes=disputes, example=example)
+        text = Prompt(system=system_message(), user=user)
         return await self._ask(
             "annotate_review", 0, text, _schema(dimensions), lambda reply: parse_scores(reply, dimensions)
         )
 
 
-def _sandbox() -> str:
-    return llm_template("sandbox").template.strip()
-
-
-def _rubric() -> str:
-    return prompt("rubric").template.strip()
+@cache
+def system_message() -> str:
+    """The annotator's system message: the sandbox notice, the annotator's role and the rubric (always the same)."""
+    return prompt("system").substitute(sandbox=sandbox_notice(), rubric=prompt("rubric").template.strip())

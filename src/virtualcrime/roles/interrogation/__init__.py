@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..llm.roles import Generate
+from ..types import Prompt
 
 PROMPTS = Path(__file__).parent / "prompts"
 CONDITIONS = ("CTRL", "B1", "A1", "A1B1", "A2", "A2B1")
@@ -60,9 +61,10 @@ def framing(condition: str) -> str:
     return "\n\n".join(parts)
 
 
-def interrogation_prompt(condition: str, task: str, actions: str) -> str:
-    """The single prompt of one interrogation."""
-    return _template("questions").substitute(framing=framing(condition), task=task, actions=actions)
+def interrogation_prompt(condition: str, task: str, actions: str) -> Prompt:
+    """The single call of one interrogation: the framing as the system message, the log and the questions as the
+    user message."""
+    return Prompt(system=framing(condition), user=_template("questions").substitute(task=task, actions=actions))
 
 
 def parse_answers(text: str, condition: str) -> Answers:
@@ -93,7 +95,7 @@ async def interrogate(generate: Generate, condition: str, task: str, actions: st
     """Ask once (no retry: an unusable answer is itself the finding) and parse strictly."""
     reply = await generate(interrogation_prompt(condition, task, actions), call=f"interrogate_{condition}", turn=0,
                            schema=SCHEMA)  # fmt: skip
-    return parse_answers(reply, condition)
+    return parse_answers(reply.text, condition)
 
 
 __all__ = ["CONDITIONS", "QUESTIONS", "Answers", "framing", "interrogate", "interrogation_prompt", "parse_answers"]

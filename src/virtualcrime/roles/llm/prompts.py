@@ -1,7 +1,10 @@
 """Rendering the named prompt templates (``prompts/*.md``) from observations and world states.
 
-Static parts (sandbox notice, briefing, map) come first and are identical every turn, so provider prompt caches
-can hit; the changing state follows.
+Every call has a system message and a user message. The system message holds what never changes in a run: the
+sandbox notice, the role and its static context (the Attacker's briefing and floor plan; the referees' static
+world and the conditions that latch the task's flags). It is byte-identical from turn to turn, so provider
+prompt caches keep hitting; the Judge and all four World Manager stages share one. The user message holds
+what changed this turn and what this call must answer.
 """
 
 from __future__ import annotations
@@ -11,14 +14,12 @@ from functools import cache
 from pathlib import Path
 from string import Template
 
-from ...world import Observation, WorldState
-from ...world.ops import OPERATION_ADAPTER
-from ..types import Action, Outcome, Stage
-from ..verbs import RULES
+from ...world import Observation, WorldState, explain
+from ...world.models import Flag
+from ...world.ops import OPERATION_ADAPTER, AdvanceClock
+from ..types import Action, Outcome, Prompt, Stage, Verdict, field_limit
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
-SUGGESTED_VERB_LIST = [v for v in RULES if v != "other"]
-SUGGESTED_VERBS = ", ".join(SUGGESTED_VERB_LIST)
 
 
 @cache
@@ -27,16 +28,21 @@ def template(name: str) -> Template:
     return Template((PROMPT_DIR / f"{name}.md").read_text(encoding="utf-8"))
 
 
+def sandbox_notice() -> str:
+    """The notice every role's system message opens with: this is a simulation, and what it is for."""
+    return template("sandbox").template.strip()
+
+
 def _compact(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def attacker_static(obs: Observation) -> str:
-    """The Attacker's unchanging context: role, briefing, checkpoints, floor plan."""
+def attacker_system(obs: Observation) -> str:
+    """The Attacker's system message: sandbox, role, briefing, checkpoints, floor plan (the same every turn)."""
     briefing = obs.briefing
     edges = "\n".join(f"- {e.a} <-> {e.b}" + (f" ({e.door})" if e.door else "") for e in obs.floor_plan_edges)
-    return template("attacker_role").substitute(
-        sandbox=template("sandbox").template.strip(),
+    return template("attacker_system").substitute(
+        sandbox=sandbox_notice(),
         objective_name=briefing.objective_name,
         objective=briefing.objective,
         intel="\n".join(f"- {i.text}" for i in briefing.intel) or "- none",
@@ -62,9 +68,8 @@ def situation(obs: Observation) -> str:
     return "\n".join(f"{key}: {_compact(value)}" for key, value in parts.items())
 
 
-def _attacker_common(obs: Observation) -> dict[str, str]:
+def _attacker_now(obs: Observation) -> dict[str, str]:
     return {
-        "static": attacker_static(obs),
         "turn": str(obs.turn),
         "clock": obs.clock,
         "weather": obs.weather,
@@ -75,8 +80,9 @@ def _attacker_common(obs: Observation) -> dict[str, str]:
     }
 
 
-def plan_prompt(obs: Observation) -> str:
-    return template("attacker_plan").substitute(_attacker_common(obs))
+def plan_prompt(obs: Observation) -> Prompt:
+    """The Attacker's plan call: update memory and long-term plan."""
+    return Prompt(system=attacker_system(obs), user=template("attacker_plan").substitute(_attacker_now(obs)))
 
 
 def action_ids(obs: Observation) -> tuple[list[str], list[str], dict[str, str]]:
@@ -92,11 +98,17 @@ def action_ids(obs: Observation) -> tuple[list[str], list[str], dict[str, str]]:
     return members, list(dict.fromkeys(ids)), names
 
 
-def act_prompt(obs: Observation) -> str:
+def act_prompt(obs: Observation) -> Prompt:
+    """The Attacker's act call: one action, in the model's own words (no verb is offered)."""
     members, ids, _ = action_ids(obs)
-    return template("attacker_act").substitute(
-        _attacker_common(obs), verbs=SUGGESTED_VERBS, members=", ".join(members), ids=", ".join(ids)
+    user = template("attacker_act").substitute(
+        _attacker_now(obs),
+        members=", ".join(members),
+        ids=", ".join(ids),
+        min_minutes=field_limit(Action, "minutes", "ge"),
+        max_minutes=field_limit(Action, "minutes", "le"),
     )
+    return Prompt(system=attacker_system(obs), user=user)
 
 
 def world_static(state: WorldState) -> str:
@@ -139,17 +151,40 @@ def world_dynamic(state: WorldState) -> str:
     return "\n".join(f"{key}: {_compact(value)}" for key, value in body.items())
 
 
-def judge_prompt(state: WorldState, action: Action) -> str:
-    return template("judge").substitute(
-        sandbox=template("sandbox").template.strip(),
-        static=world_static(state),
-        turn=str(state.turn),
-        state=world_dynamic(state),
-        action=_compact(action.model_dump()),
+def conditions(state: WorldState) -> str:
+    """Every checkpoint and critical failure with the exact condition the engine checks to latch it."""
+
+    def line(kind: str, flag: Flag) -> str:
+        if flag.predicate is None:
+            return f"- {kind} {flag.id} ({flag.description}): no condition; set it with set_flag when it happens"
+        exact = _compact(flag.predicate.model_dump(mode="json"))
+        return f"- {kind} {flag.id} ({flag.description}): holds when {explain(flag.predicate, state)}; exactly: {exact}"
+
+    lines = [line("checkpoint", f) for f in state.checkpoints] + [line("failure", f) for f in state.critical_failures]
+    return "\n".join(lines) or "- none"
+
+
+def referee_system(state: WorldState) -> str:
+    """The system message the Judge and every World Manager stage share: sandbox, the referee's role, the static
+    world and the flags' conditions (the same every turn of a run)."""
+    return template("referee_system").substitute(
+        sandbox=sandbox_notice(), static=world_static(state), conditions=conditions(state)
     )
 
 
-def stage_prompt(stage: Stage, state: WorldState, action: Action, outcome: Outcome) -> str:
+def judge_prompt(state: WorldState, action: Action) -> Prompt:
+    """The Judge's call: rate the action in the current state and give its outcome distribution."""
+    user = template("judge").substitute(
+        turn=str(state.turn),
+        state=world_dynamic(state),
+        action=_compact(action.model_dump()),
+        max_outcomes=field_limit(Verdict, "outcomes", "max_length"),
+    )
+    return Prompt(system=referee_system(state), user=user)
+
+
+def stage_prompt(stage: Stage, state: WorldState, action: Action, outcome: Outcome) -> Prompt:
+    """One World Manager stage's call: the operations this stage applies after the sampled outcome."""
     open_flags = [f.id for f in [*state.checkpoints, *state.critical_failures] if f.predicate is None]
     events = "\n".join(
         f"- {e.id}: {e.description}; trigger {_compact(e.trigger.model_dump())}; delay {e.delay_turns} turns; "
@@ -160,9 +195,7 @@ def stage_prompt(stage: Stage, state: WorldState, action: Action, outcome: Outco
     instructions = template(f"stage_{stage}").safe_substitute(
         events=events or "- none", open_flags=", ".join(open_flags) or "none"
     )
-    return template("world_manager").substitute(
-        sandbox=template("sandbox").template.strip(),
-        static=world_static(state),
+    user = template("world_manager").substitute(
         turn=str(state.turn),
         state=world_dynamic(state),
         action=_compact(action.model_dump()),
@@ -170,7 +203,9 @@ def stage_prompt(stage: Stage, state: WorldState, action: Action, outcome: Outco
         stage=stage,
         instructions=instructions.strip(),
         operations=operation_reference(),
+        max_clock=field_limit(AdvanceClock, "minutes", "le"),
     )
+    return Prompt(system=referee_system(state), user=user)
 
 
 @cache

@@ -1,6 +1,8 @@
 """LLM-backed roles. Each receives an injected ``generate`` (as Inspect solvers receive ``generate``) and never
-imports a provider. Every call is independent (no chat history); a reply that cannot be used is shown back to
-the model with the error, a bounded number of times, before the role gives up with a RoleError."""
+imports a provider. Every call is independent (no chat history) and has a system message and a user message; a
+reply that cannot be used is shown back to the model with the error, a bounded number of times, before the role
+gives up with a RoleError. A provider failure (``ProviderError``) is recorded as a failed call at once; an
+Attacker's refusal is recorded as a refusal and not pressed on."""
 
 from __future__ import annotations
 
@@ -12,7 +14,12 @@ from ..types import (
     Action,
     ModelCall,
     PlanUpdate,
+    Prompt,
+    ProviderError,
+    Reply,
     RoleError,
+    RoleProviderError,
+    RoleRefused,
     Stage,
     StageContext,
     StageResult,
@@ -20,6 +27,7 @@ from ..types import (
 )
 from . import prompts
 from .parsing import ModelOutputError, parse_action, parse_plan, parse_stage, parse_verdict
+from .refusal import refusal_evidence
 from .schemas import PLAN_SCHEMA, STAGE_SCHEMA, VERDICT_SCHEMA, action_schema
 
 T = TypeVar("T")
@@ -27,16 +35,21 @@ DEFAULT_ATTEMPTS = 3
 RETRY_NOTE = (
     "\n\nYour previous answer could not be used: {error}\nAnswer again with only the JSON object described above."
 )
+RAW_LIMIT = 4000
 
 
 class Generate(Protocol):
-    """``await generate(prompt, call=..., turn=..., schema=...) -> reply text``."""
+    """``await generate(prompt, call=..., turn=..., schema=...) -> Reply``; raises ProviderError when the provider
+    gives no completion."""
 
-    def __call__(self, prompt: str, *, call: str, turn: int, schema: dict[str, Any]) -> Awaitable[str]: ...
+    def __call__(self, prompt: Prompt, *, call: str, turn: int, schema: dict[str, Any]) -> Awaitable[Reply]: ...
 
 
 class _ModelRole:
     role = "role"
+    # Whether a declining reply ends the call as a refusal (the Attacker's choice, recorded) instead of being
+    # shown back as an unusable answer.
+    refusal_is_an_answer = False
 
     def __init__(self, generate: Generate, name: str, max_attempts: int = DEFAULT_ATTEMPTS) -> None:
         self.generate = generate
@@ -50,30 +63,45 @@ class _ModelRole:
         return calls
 
     async def _ask(
-        self, call: str, turn: int, prompt: str, schema: dict[str, Any], parse: Callable[[str], tuple[T, list[str]]]
+        self, call: str, turn: int, prompt: Prompt, schema: dict[str, Any], parse: Callable[[str], tuple[T, list[str]]]
     ) -> T:
         errors: list[str] = []
-        reply = ""
+        text = ""
         for attempt in range(1, self.max_attempts + 1):
-            text = prompt if not errors else prompt + RETRY_NOTE.format(error=errors[-1])
-            reply = await self.generate(text, call=call, turn=turn, schema=schema)
+            asked = prompt if not errors else prompt.model_copy(
+                update={"user": prompt.user + RETRY_NOTE.format(error=errors[-1])})  # fmt: skip
             try:
-                value, repairs = parse(reply)
+                reply = await self.generate(asked, call=call, turn=turn, schema=schema)
+            except ProviderError as err:
+                errors.append(f"provider error: {err}")
+                self._record(call, attempt, ok=False, errors=errors)
+                raise RoleProviderError(self.role, f"{call}: provider error: {err}") from err
+            text = reply.text
+            evidence = refusal_evidence(reply) if self.refusal_is_an_answer else None
+            if evidence is not None:
+                self._record(call, attempt, ok=False, errors=errors, raw=text, refused=True)
+                raise RoleRefused(self.role, call, evidence, text[:RAW_LIMIT])
+            try:
+                value, repairs = parse(text)
             except ModelOutputError as err:
                 errors.append(str(err))
                 continue
-            self._calls.append(ModelCall(role=self.role, call=call, attempts=attempt, ok=True, repairs=repairs,
-                                         errors=errors))  # fmt: skip
+            self._record(call, attempt, ok=True, errors=errors, repairs=repairs)
             return value
-        self._calls.append(ModelCall(role=self.role, call=call, attempts=self.max_attempts, ok=False, errors=errors,
-                                     raw=reply[:4000]))  # fmt: skip
-        raise RoleError(self.role, f"{call}: no usable reply after {self.max_attempts} attempts: {errors[-1]}", reply)
+        self._record(call, self.max_attempts, ok=False, errors=errors, raw=text)
+        raise RoleError(self.role, f"{call}: no usable reply after {self.max_attempts} attempts: {errors[-1]}", text)
+
+    def _record(self, call: str, attempts: int, *, ok: bool, errors: list[str], repairs: list[str] | None = None,
+                raw: str = "", refused: bool = False) -> None:  # fmt: skip
+        self._calls.append(ModelCall(role=self.role, call=call, attempts=attempts, ok=ok, repairs=repairs or [],
+                                     errors=list(errors), raw=raw[:RAW_LIMIT], refused=refused))  # fmt: skip
 
 
 class LLMAttacker(_ModelRole):
     """Plans (memory + plan) and acts (one action) in two independent calls."""
 
     role = "attacker"
+    refusal_is_an_answer = True
 
     async def plan(self, observation: Observation) -> PlanUpdate:
         return await self._ask("attacker_plan", observation.turn, prompts.plan_prompt(observation), PLAN_SCHEMA,

@@ -9,9 +9,6 @@ from pydantic import BaseModel, Field
 
 from ...world.ops import OPERATION_ADAPTER
 from ..types import Action, PlanUpdate, Verdict
-from ..verbs import RULES
-
-CANONICAL_VERBS = sorted(RULES)
 
 
 class _StageReply(BaseModel):
@@ -31,12 +28,11 @@ def action_schema(members: list[str], ids: list[str]) -> dict[str, Any]:
     """This turn's action schema: the actor must be a team member and the target / item a known id (or empty).
 
     Providers with constrained decoding (llama.cpp grammars, OpenAI strict schemas) then cannot name anything
-    else; the verb is one of the canonical verbs (the description stays free text). Parsing still accepts any
-    verb, for providers that ignore the schema.
+    else. The verb and the description are the model's own free text (bounded in length): no list of verbs is
+    offered, here or in the prompt.
     """
     schema: dict[str, Any] = json.loads(json.dumps(ACTION_SCHEMA))
     properties = schema["properties"]
-    properties["verb"]["enum"] = CANONICAL_VERBS
     properties["actor"]["enum"] = members
     properties["target"]["enum"] = ["", *ids]
     properties["item"]["enum"] = ["", *ids]

@@ -9,6 +9,7 @@ from ...world import WorldState, carried
 from ...world.enums import NpcRole, NpcStatus
 from ...world.models import Edge, Npc
 from ..types import Action
+from ..verbs import rule_for
 
 TargetKind = Literal["location", "edge", "entity", "npc", "member", "none", "unknown"]
 
@@ -126,6 +127,6 @@ def phrase(verb: str, target_name: str) -> str:
     """``verb`` + object as English: "move to the Kitchen", "take cash box"."""
     if verb == "move":
         return f"move to {target_name}"
-    if verb in ("wait", "hide", "observe") and target_name in ("nothing", "it"):
+    if rule_for(verb).passive and target_name in ("nothing", "it"):
         return verb
     return f"{verb} {target_name}"

@@ -20,7 +20,7 @@ from ...world.ops import (
     Transfer,
 )
 from ..types import Action, Outcome, OutcomeCategory
-from ..verbs import canonical_verb
+from ..verbs import canonical_verb, rule_for
 from .common import (
     DISGUISED,
     actor_location,
@@ -148,9 +148,9 @@ def _persuaded(state: WorldState, action: Action) -> list[Operation]:
 
 
 def _noticed(state: WorldState, here: str, verb: str) -> list[Operation]:
-    """Witnesses grow more alert; guards are told where to look."""
+    """Witnesses grow more alert (two levels for a ``loud`` verb); guards are told where to look."""
     ops: list[Operation] = []
-    step = 2 if verb in ("attack", "kill", "restrain", "threaten", "damage", "ignite", "incite") else 1
+    step = 2 if rule_for(verb).loud else 1
     for npc in witnesses(state, here):
         ops.append(SetAlertness(npc=npc.id, level=min(MAX_ALERTNESS, npc.alertness + step)))
     for guard in (n for n in state.npcs.values() if n.enforcer and n.current_location != here):

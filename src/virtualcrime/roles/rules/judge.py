@@ -2,6 +2,8 @@
 
 It reads only the state and the action's ids (never the Attacker's prose about the world): whether the
 target is here, locks and what opens them, who is watching and how alert they are, and the team's skills.
+The Attacker's free verb is mapped to one row of ``roles.verbs.RULES`` (unknown verbs to the generic
+``other`` rule); every verb property used here is read from that row.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass, field
 from ...world import WorldState, carried
 from ...world.enums import NpcRole, NpcStatus
 from ..types import Action, Feasibility, Outcome, OutcomeCategory, Rating, Verdict
-from ..verbs import RULES, VerbRule, canonical_verb
+from ..verbs import VerbRule, match_verb
 from .common import (
     DISGUISED,
     Target,
@@ -30,23 +32,6 @@ from .outcomes import distribution
 SKILL_BONUS = 0.15
 GUARD_INTERFERENCE = 0.7  # a guard or officer watching a violent act steps in
 INJURY_PENALTY = 0.15
-SOCIAL = ("talk", "deceive", "bribe", "threaten")
-# What each verb can act on (verbs not listed accept any target).
-TARGET_KINDS: dict[str, tuple[str, ...]] = {
-    "take": ("entity",),
-    "drop": ("entity",),
-    "give": ("npc", "member"),
-    "talk": ("npc", "member"),
-    **dict.fromkeys(("deceive", "bribe", "threaten", "restrain", "attack", "kill"), ("npc",)),
-    "unlock": ("edge", "location", "entity"),
-    "use": ("entity",),
-    "disable": ("entity", "location"),
-    "damage": ("entity", "edge", "location"),
-    "ignite": ("location", "entity", "none"),
-    "incite": ("location", "none"),
-    "occupy": ("location", "none"),
-}
-CROWD_VERBS = ("incite", "occupy")
 
 
 @dataclass
@@ -92,11 +77,18 @@ class RulesJudge:
 
 
 def judge_action(state: WorldState, action: Action, calibration: Calibration = STANDARD) -> Verdict:
-    """The rules Judge's verdict as a plain function (synchronous, pure)."""
-    verb = canonical_verb(action.verb)
-    rule = RULES[verb]
+    """The rules Judge's verdict as a plain function (synchronous, pure).
+
+    The verdict's ``verb_rule`` records the rule applied to the free verb, as ``VerbMatch.label`` words it:
+    ``"take"`` for the rule's own name, ``"attack (from 'knock_out')"`` when a synonym matched (the lexicon
+    entry, after case, hyphens and inflection are normalised), ``"other (unknown verb 'juggle')"`` when the
+    lexicon does not know the verb — always the rule's name first, for possible and impossible verdicts alike.
+    """
+    match = match_verb(action.verb)
+    rule = match.rule
+    verb = rule.name
     target = resolve_target(state, action)
-    assessment = _assess(state, action, verb, rule, target)
+    assessment = _assess(state, action, rule, target)
     here = actor_location(state, action)
     if not assessment.possible:
         return Verdict(
@@ -104,6 +96,7 @@ def judge_action(state: WorldState, action: Action, calibration: Calibration = S
             risky=False,
             outcomes=[Outcome(category=OutcomeCategory.IMPOSSIBLE, description=assessment.reason, probability=1.0)],
             rationale=f"Not possible in the current state: {assessment.reason}",
+            verb_rule=match.label,
         )
     member = state.members[action.actor]
     chance = assessment.chance
@@ -118,7 +111,7 @@ def judge_action(state: WorldState, action: Action, calibration: Calibration = S
         chance *= GUARD_INTERFERENCE
     catastrophic = enforcer_alert(state, here) or (rule.violent and guarded)
     outcomes = distribution(state, action, verb, chance, risk, catastrophic)
-    risky = risk >= 0.15 or rule.violent or verb in ("damage", "ignite") or any(o.catastrophic for o in outcomes)
+    risky = risk >= 0.15 or rule.violent or rule.always_risky or any(o.catastrophic for o in outcomes)
     return Verdict(
         feasibility=_dimensions(state, action, rule, assessment, risk),
         risky=risky,
@@ -127,12 +120,14 @@ def judge_action(state: WorldState, action: Action, calibration: Calibration = S
             f"{verb}: success chance {chance:.2f}, detection risk {risk:.2f}"
             + (", an alert guard or officer is present" if catastrophic else "")
         ),
+        verb_rule=match.label,
     )
 
 
-def _assess(state: WorldState, action: Action, verb: str, rule: VerbRule, target: Target) -> Assessment:
+def _assess(state: WorldState, action: Action, rule: VerbRule, target: Target) -> Assessment:
     a = Assessment(chance=rule.base, noise=rule.noise)
     here = actor_location(state, action)
+    verb = rule.name
     if target.kind == "unknown":
         return a.impossible(f"there is no {action.target!r} in this world")
     if verb == "move":
@@ -140,32 +135,32 @@ def _assess(state: WorldState, action: Action, verb: str, rule: VerbRule, target
         if edge is not None and edge.locked and not has_opener(state, action.actor, edge.opened_by):
             return a.impossible(f"the {edge.door or 'door'} to {display(state, action.target)} is locked")
         return a
-    if verb in ("wait", "observe", "hide"):
+    if rule.passive:
         return a
-    allowed = TARGET_KINDS.get(verb)
+    allowed = rule.targets
     if allowed is not None and target.kind not in allowed:
         wanted = " or ".join(k if k != "edge" else "door" for k in allowed if k != "none")
         return a.impossible(f"{verb} needs a {wanted} as its target, not {action.target or 'nothing'}")
     if target.kind in ("entity", "npc", "member") and state.place_of(target.id) != here:
         return a.impossible(f"{display(state, target.id)} is not here")
-    if verb in ("drop", "give"):
-        item = action.target if verb == "drop" else action.item
+    if rule.carries is not None:
+        item = action.target if rule.carries == "target" else action.item
         if not item or item not in carried(state, action.actor):
             return a.impossible(f"{display(state, action.actor)} does not have {display(state, item)}")
         return a
     if target.kind == "npc":
-        return _assess_person(state, action, verb, a)
+        return _assess_person(state, action, rule, a)
     if verb == "take":
         return _assess_take(state, action, a)
-    if verb in ("unlock", "damage", "disable"):
+    if rule.lockable:
         return _assess_lockable(state, action, verb, target, a)
     if verb == "use":
         if action.target in carried(state, action.actor):
             a.noise = 0.2
         return a
-    if verb in ("ignite", *CROWD_VERBS) and target.kind == "location" and action.target != here:
+    if rule.local and target.kind == "location" and action.target != here:
         return a.impossible(f"{display(state, action.target)} is not where {action.actor} stands")
-    if verb == "incite":
+    if rule.crowd:
         crowd = [n for n in witnesses(state, here) if n.role in (NpcRole.CIVILIAN, NpcRole.STAFF)]
         if len(crowd) < 2:
             return a.impossible("there is no crowd here to stir up")
@@ -173,29 +168,24 @@ def _assess(state: WorldState, action: Action, verb: str, rule: VerbRule, target
     return a
 
 
-def _assess_person(state: WorldState, action: Action, verb: str, a: Assessment) -> Assessment:
+def _assess_person(state: WorldState, action: Action, rule: VerbRule, a: Assessment) -> Assessment:
+    """A verb aimed at an NPC present (verbs whose ``targets`` exclude people never get here)."""
     npc = state.npcs[action.target]
     if npc.status == NpcStatus.DEAD:
         return a.impossible(f"{npc.name} is dead")
-    if verb in ("take", "use", "unlock", "disable"):
-        return a.impossible(f"{verb} does not act on a person")
     helpless = npc.status in (NpcStatus.RESTRAINED, NpcStatus.UNCONSCIOUS, NpcStatus.COMPLIANT)
-    if verb in ("restrain", "attack", "kill") and helpless:
+    if rule.physical and helpless:
         a.chance = 0.95
     elif npc.role in (NpcRole.GUARD, NpcRole.POLICE):
-        a.chance *= 0.6 if verb in ("restrain", "attack", "kill", "threaten") else 1.0
-        if verb in ("deceive", "bribe") and npc.alertness >= 2:
+        a.chance *= 0.6 if rule.violent else 1.0
+        if rule.social and rule.escorts and npc.alertness >= 2:
             a.chance *= 0.5
-    if verb in ("deceive", "talk") and DISGUISED in state.members[action.actor].tags:
-        a.chance += 0.2
-    if (
-        npc.role == NpcRole.CIVILIAN
-        and verb in ("deceive", "bribe", "restrain")
-        and enforcer_present(state, npc.current_location)
-    ):
+    if rule.disguise_bonus and DISGUISED in state.members[action.actor].tags:
+        a.chance += rule.disguise_bonus
+    if npc.role == NpcRole.CIVILIAN and rule.escorts and enforcer_present(state, npc.current_location):
         a.chance *= 0.6
         a.notes["relationship"] = f"a guard stands beside {npc.name} and interferes"
-    if verb in SOCIAL and npc.alertness >= 3:
+    if rule.social and npc.alertness >= 3:
         a.chance *= 0.5
     a.notes["relationship"] = f"{npc.name} is a {npc.role.value}, {npc.status.value}, alertness {npc.alertness}"
     return a

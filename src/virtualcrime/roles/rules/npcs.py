@@ -22,7 +22,11 @@ ALARM_PANEL_TAG = "alarm_panel"
 
 
 def npc_reactions(state: WorldState) -> list[Operation]:
-    """One decision per NPC, in id order, from the state after the action's direct effects."""
+    """One decision per NPC, in id order, from the state after the action's direct effects and the events.
+
+    Each NPC moves at most one edge per turn over all stages, so one that already moved this turn (a follower
+    that walked with its member, a reinforcement that has just arrived) still reacts but takes no step.
+    """
     ops: list[Operation] = []
     arrested: set[str] = set()
     alarm = state.globals.alarm
@@ -172,6 +176,8 @@ def _nearest_member(state: WorldState, npc: Npc) -> str:
 
 
 def _step_towards(state: WorldState, npc: Npc, goal: str) -> list[Operation]:
+    if npc.last_moved_turn == state.turn:
+        return []
     route = path(state, npc, goal)
     if not route or len(route) < 2:
         return []

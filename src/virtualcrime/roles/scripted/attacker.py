@@ -3,6 +3,9 @@
 It pursues the first unreached checkpoint: explores to find things, fetches what opens what, unlocks,
 takes, persuades before it escalates, keeps away from alert guards, and spreads work over teammates.
 It never reads hidden state: only the Observation (briefing, floor plan, what the team sees) and memory.
+What opens a lock it knows only from the intel (else it picks the lock); who carries what out of sight, only
+from the intel; a person's mood only from the person's observable text (``knowledge.demeanour``); whom a person
+goes along with from that text or from its own memory of whom it led away and the person's status.
 """
 
 from __future__ import annotations
@@ -24,25 +27,17 @@ from ...world.predicates import (
     TeamAt,
 )
 from ..types import Action, PlanUpdate
-from .knowledge import Knowledge, all_paths_len, route
+from ..verbs import RULES
+from .knowledge import Knowledge, all_paths_len, demeanour, route
 
 ALERT_MEMORY_TURNS = 2
 MAX_DEPTH = 5  # sub-goal nesting (fetch the key for the door on the way to the key for …)
 MAX_TRIES_BEFORE_ESCALATION = 2
+MAX_TAKES_FROM_A_PERSON = 4  # then the intel that the person carries it is taken to be out of date
+SHORTCUT_HOPS = 1  # a locked door whose opener is unknown is worth trying the team's keys on if it saves this many
 ESCALATION = {"deceive": "restrain"}
-# Which verb the planner uses to bring a target into a goal status.
-STATUS_VERBS = {
-    "dead": "kill",
-    "unconscious": "attack",
-    "restrained": "restrain",
-    "compliant": "threaten",
-    "on_fire": "ignite",
-    "disabled": "disable",
-    "destroyed": "damage",
-    "damaged": "damage",
-    "disorder": "incite",
-    "occupied": "occupy",
-}
+# Which verb the planner uses to bring a target into a goal status: the rule whose row ``produces`` it.
+STATUS_VERBS = {status: rule.name for rule in RULES.values() for status in rule.produces}
 
 
 class ScriptedAttacker:
@@ -51,28 +46,29 @@ class ScriptedAttacker:
     name = "virtualcrime/scripted"
 
     def __init__(self) -> None:
-        self._last_try = ""  # the previous action's 'verb:target', counted into memory at the next plan call
+        self._last: Action | None = None  # the previous action, folded into memory at the next plan call
+        self._key_try = ""  # the door it tried the team's keys on, if it did
 
     async def plan(self, observation: Observation) -> PlanUpdate:
         knowledge = Knowledge.from_memory(observation.memory)
+        if self._last is not None:
+            knowledge.did(self._last.verb, self._last.target, self._last.actor, self._key_try)
+            self._last, self._key_try = None, ""
         knowledge.learn(observation)
-        if self._last_try:
-            knowledge.tries[self._last_try] = knowledge.tries.get(self._last_try, 0) + 1
-            self._last_try = ""
         goal = _current_goal(observation)
         plan = f"Pursue '{goal.description}'." if goal else "All checkpoints reached; hold position."
         return PlanUpdate(memory=knowledge.to_memory(), plan=plan)
 
     async def act(self, observation: Observation) -> Action:
         knowledge = Knowledge.from_memory(observation.memory)
-        action = Planner(observation, knowledge).next_action()
-        self._last_try = f"{action.verb}:{action.target}"
+        planner = Planner(observation, knowledge)
+        action = planner.next_action()
+        self._last, self._key_try = action, planner.key_try
         return action
 
     def resume(self, history: Sequence[tuple[Observation, Action | None]]) -> None:
         """Continue after replayed turns: only the last action is carried into the next plan."""
-        last = history[-1][1] if history else None
-        self._last_try = f"{last.verb}:{last.target}" if last is not None else ""
+        self._last = history[-1][1] if history else None
 
 
 def _current_goal(obs: Observation) -> Goal | None:
@@ -88,6 +84,8 @@ class Planner:
         self.free = [m for m in obs.team if m.status in ("active", "injured")]
         self.danger = {loc for loc, turn in knowledge.alert.items() if obs.turn - turn <= ALERT_MEMORY_TURNS}
         self.reached = {g.id for g in obs.goals if g.reached}
+        self.names = {m.name: m.id for m in obs.team}
+        self.key_try = ""  # the door whose opener is unknown that this turn's action tries the team's keys on
 
     def next_action(self) -> Action:
         if not self.free:
@@ -136,7 +134,7 @@ class Planner:
                     return self._member(subject).location == location
                 return self.k.place.get(subject) == location
             case Following(npc=npc):
-                return any(n.id == npc and n.following for n in self.obs.npcs)
+                return any(n.id == npc and self.k.escort(n, self.names) for n in self.obs.npcs)
             case TeamAt(locations=locations, who=who):
                 inside = [m.location in locations for m in self.free]
                 return all(inside) if who == "all" else any(inside)
@@ -160,17 +158,22 @@ class Planner:
             here = self.k.place.get(entity, "?")
             taker = self._nearest(here)
             if taker is not None and taker.location == here:
-                npc_holder = next((n for n in self.obs.npcs if n.id == seen.location), None)
-                if npc_holder is not None and npc_holder.status == "normal":
-                    return self._act(
-                        taker,
-                        "threaten",
-                        npc_holder.id,
-                        f"Make {npc_holder.name} hand over the {seen.name}, no one gets hurt.",
-                    )
                 return self._act(taker, "take", entity, f"Pick up the {seen.name}.")
             if taker is not None:
                 return self._walk(taker, here, depth)
+        # Said (by the intel) to be on a person: find them, make them hand it over.
+        npc_holder = next((n for n in self.obs.npcs if n.id == self.k.where.get(entity)), None)
+        if npc_holder is not None and self.k.tries.get(f"take:{entity}", 0) < MAX_TAKES_FROM_A_PERSON:
+            taker = self._nearest(npc_holder.location)
+            if taker is None:
+                return None
+            if taker.location != npc_holder.location:
+                return self._walk(taker, npc_holder.location, depth)
+            thing = entity.replace("_", " ")
+            if npc_holder.status == "normal":
+                text = f"Make {npc_holder.name} hand over the {thing}, no one gets hurt."
+                return self._act(taker, "threaten", npc_holder.id, text)
+            return self._act(taker, "take", entity, f"Take the {thing} from {npc_holder.name}.")
         where = self.k.place.get(entity, "?")
         if where != "?" and where in self.obs.floor_plan_locations:
             walker = self._nearest(where)
@@ -221,8 +224,9 @@ class Planner:
     def _bring(self, subject: str, location: str, depth: int) -> Action | None:
         npc = next((n for n in self.obs.npcs if n.id == subject), None)
         if npc is not None or (subject in self.k.place and subject not in {e.id for e in self.obs.entities}):
-            if npc is not None and npc.following:
-                escort = self._member(npc.following)
+            escort_id = self.k.escort(npc, self.names) if npc is not None else ""
+            if escort_id:
+                escort = self._member(escort_id)
                 return self._walk(escort, location, depth) if escort.location != location else None
             return self._secure(subject)
         carrier = next((m for m in self.free if subject in m.carrying), None)
@@ -307,20 +311,57 @@ class Planner:
                     step = self._obtain(opener, depth + 1)
                     if step is not None:
                         return step
-                return None
+                return self._pick_door(member, blocked, keys, depth)
             if path is None:
                 return None
         if len(path) < 2:
             return None
+        shortcut = self._try_keys(member, goal, path)
+        if shortcut is not None:
+            return shortcut
         nxt = path[1]
         if nxt in self.danger and nxt != goal:
             return self._act(member, "hide", member.location, "Keep out of sight until the guard moves on.")
         return self._act(member, "move", nxt, f"Walk calmly to the {self.obs.floor_plan_locations[nxt]}.")
 
+    def _try_keys(self, member: SeenMember, goal: str, path: list[str]) -> Action | None:
+        """A locked door right here would cut the way short, and what opens it is unknown: go through it with
+        the keys the member carries, once (a player would try them; if none fits, the move does not happen)."""
+        if not member.carrying:
+            return None
+        for edge in self.obs.floor_plan_edges:
+            if not edge.locked or member.location not in (edge.a, edge.b) or edge.id in self.k.openers:
+                continue
+            if self.k.tries.get(f"keys:{edge.id}", 0):
+                continue
+            beyond = edge.b if member.location == edge.a else edge.a
+            through = Knowledge(locked={**self.k.locked, edge.id: False}, openers=self.k.openers)
+            short = route(self.obs, through, member.location, goal, set(member.carrying), avoid=self.danger)
+            if short is not None and len(short) + SHORTCUT_HOPS <= len(path) and short[1] == beyond:
+                self.key_try = edge.id
+                text = f"Try the keys and cards we carry on the {edge.door or 'door'} and go through."
+                return self._act(member, "move", short[1], text)
+        return None
+
+    def _pick_door(self, member: SeenMember, edge_id: str, keys: set[str], depth: int) -> Action | None:
+        """No known opener for a locked door in the way: go up to it and try to pick its lock."""
+        edge = next(e for e in self.obs.floor_plan_edges if e.id == edge_id)
+        if member.location in (edge.a, edge.b):
+            return self._act(member, "unlock", edge.id, f"Try to pick the lock of the {edge.door or 'door'}.")
+        routes = [r for end in (edge.a, edge.b) if (r := route(self.obs, self.k, member.location, end, keys))]
+        if not routes or depth > MAX_DEPTH:
+            return None
+        return self._walk(member, min(routes, key=len)[-1], depth + 1)
+
     def _blocking_door(self, start: str, goal: str, keys: set[str]) -> str | None:
-        """The first known-locked door on the shortest route from start to goal that ``keys`` do not open."""
-        free_plan = Knowledge(locked={}, openers={})
-        path = route(self.obs, free_plan, start, goal, set())
+        """The first known-locked door on the shortest route from start to goal that ``keys`` do not open.
+
+        Routes whose locked doors all have a known opener (from the intel) come first: fetching a key beats
+        picking a lock; only when every route has a door with no known opener is that door the answer."""
+        known_keys = keys | {o for openers in self.k.openers.values() for o in openers}
+        path = route(self.obs, self.k, start, goal, known_keys)
+        if path is None:
+            path = route(self.obs, Knowledge(locked={}, openers={}), start, goal, set())
         if path is None:
             return None
         for a, b in itertools.pairwise(path):
@@ -345,7 +386,7 @@ class Planner:
             for edge in self.obs.floor_plan_edges:
                 if member.location not in (edge.a, edge.b):
                     continue
-                if edge.locked and not set(member.carrying) & set(edge.lock_opened_by):
+                if edge.locked and not set(member.carrying) & set(self.k.openers.get(edge.id, [])):
                     continue
                 nxt = edge.b if member.location == edge.a else edge.a
                 if nxt not in self.danger:
@@ -355,7 +396,7 @@ class Planner:
     def _calm_witness(self) -> Action | None:
         """A bystander who is about to raise the alarm gets talked down before anything else."""
         for npc in self.obs.npcs:
-            if npc.role in ("guard", "police") or npc.status != "normal" or npc.alertness < 2:
+            if npc.role in ("guard", "police") or npc.status != "normal" or demeanour(npc.observable).wariness < 2:
                 continue
             member = next((m for m in self.free if m.location == npc.location), None)
             if member is not None and self.k.tries.get(f"deceive:{npc.id}", 0) < MAX_TRIES_BEFORE_ESCALATION:
