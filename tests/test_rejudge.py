@@ -154,3 +154,25 @@ def test_rejudge_with_a_language_model_judge_records_its_calls(logs: Path, tmp_p
     assert main(["report", str(logs), "--out", str(out), "--resamples", "200"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert "rejudgemock/j" in summary["rejudged"]["judges"]
+
+
+def verdict_count(folder: Path) -> int:
+    return sum(len(turns) for _, _, turns in stored(folder).values())
+
+
+def test_rejudge_again_asks_nothing_twice_and_a_new_seed_adds_turns_keeping_the_old(
+    logs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["rejudge", str(logs), "--judge", STRICT_NAME, "--per-attacker", "5"]
+    assert main([*args, "--seed", "1"]) == 0
+    first = {k: {t.turn for t in v[2]} for k, v in stored(logs).items()}
+    assert verdict_count(logs) == 10
+    capsys.readouterr()
+    assert main([*args, "--seed", "1"]) == 0  # the same sample again: nothing is asked, nothing is paid twice
+    assert "Nothing new to ask" in capsys.readouterr().out and verdict_count(logs) == 10
+    assert main([*args, "--seed", "2"]) == 0  # another sample: the new turns join the earlier verdicts
+    out = capsys.readouterr().out
+    asked = sum(int(line.split()[1]) for line in out.splitlines() if line.startswith("virtualcrime/"))
+    second = {k: {t.turn for t in v[2]} for k, v in stored(logs).items()}
+    assert all(turns <= second[k] for k, turns in first.items())  # none of the earlier verdicts dropped
+    assert 10 < verdict_count(logs) == 10 + asked <= 20

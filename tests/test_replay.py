@@ -195,15 +195,37 @@ def test_verify_re_executes_language_model_roles_from_their_recorded_replies(
     )
     assert main(["replay", log.location, "--verify"]) == 0
     assert "3 turns reproduce exactly (re-executed)" in capsys.readouterr().out
-    # Change what the Judge's model said on turn 1: re-parsing it no longer gives the logged verdict.
+    # Change what the Judge's model said on turn 1, as the record keeps it: re-parsing it no longer gives the verdict.
     full = read_eval_log(log.location)
     sample = (full.samples or [])[0]
+    turns = sample.store["RunStore:turns"]
+    first = json.loads(turns[0])
+    judged = next(c for c in first["model_calls"] if c["call"] == "judge")
+    reply = json.loads(judged["replies"][-1]["text"])
+    reply["outcomes"][0]["probability"], reply["outcomes"][-1]["probability"] = 0.0, 1.0
+    judged["replies"][-1]["text"] = json.dumps(reply)
+    turns[0] = json.dumps(first)
+    tampered = tmp_path / "tampered.eval"
+    write_eval_log(full, str(tampered))
+    assert main(["replay", str(tampered), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "re-executed" in out and "turn 1:" in out
+    # A log written before records kept the replies: they are read from its model events instead.
+    full = read_eval_log(log.location)
+    sample = (full.samples or [])[0]
+    legacy = []
+    for line in sample.store["RunStore:turns"]:
+        record = json.loads(line)
+        for call in record["model_calls"]:
+            call["replies"] = []
+        legacy.append(json.dumps(record))
+    sample.store["RunStore:turns"] = legacy
     judge_event = next(e for e in sample.events if e.event == "model" and e.role == "judge")
     reply = json.loads(judge_event.output.completion)
     reply["outcomes"][0]["probability"], reply["outcomes"][-1]["probability"] = 0.0, 1.0
     judge_event.output.completion = judge_event.output.choices[0].message.content = json.dumps(reply)
-    tampered = tmp_path / "tampered.eval"
-    write_eval_log(full, str(tampered))
-    assert main(["replay", str(tampered), "--verify"]) == 1
+    older = tmp_path / "older.eval"
+    write_eval_log(full, str(older))
+    assert main(["replay", str(older), "--verify"]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH" in out and "re-executed" in out and "turn 1:" in out

@@ -271,6 +271,10 @@ def test_an_abandoned_game_is_a_normal_log_that_report_and_verify_read(tmp_path:
     assert "human/bob" in json.dumps(summary)
     assert main(["interrogate", str(log)]) == 0
     assert "is a person who played in the web UI" in capsys.readouterr().out
+    assert main(["rejudge", str(log), "--judge", "virtualcrime/rules-strict"]) == 2  # people's games are left out
+    assert "played in the web UI (--include-human to re-judge)" in capsys.readouterr().out
+    assert main(["rejudge", str(log), "--judge", "virtualcrime/rules-strict", "--include-human"]) == 0
+    assert "got a verdict from virtualcrime/rules-strict" in capsys.readouterr().out
     assert main(["fork", str(log), "--task", TASK, "--turn", "2"]) == 2
     assert "give --attacker MODEL" in capsys.readouterr().err
 

@@ -151,3 +151,62 @@ def test_a_real_server_on_every_interface_checks_the_token_on_the_wire(tmp_path:
         server.terminate()
         output = server.communicate(timeout=20)[0]
     assert "/?token=<token>" in output and TOKEN not in output  # the banner never prints the token itself
+
+
+async def asgi_get(app: object, raw_path: bytes, host: bytes, query: bytes = b"") -> tuple[int, dict[bytes, bytes]]:
+    """One GET straight to the ASGI app, with the raw path and Host exactly as a client could send them."""
+    from urllib.parse import unquote
+
+    sent: list[dict[str, object]] = []
+    scope = {"type": "http", "method": "GET", "path": unquote(raw_path.decode()), "raw_path": raw_path,
+             "query_string": query, "headers": [(b"host", host)], "scheme": "http",
+             "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 5555), "root_path": "", "http_version": "1.1",
+             "asgi": {"version": "3.0"}}  # fmt: skip
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)  # type: ignore[operator]
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    return int(start["status"]), dict(start.get("headers", []))  # type: ignore[arg-type, call-overload]
+
+
+@pytest.mark.parametrize("raw_path", [b"/%2F%2Fevil.com", b"//evil.com", b"/\\evil.com", b"/%5Cevil.com/x"])
+def test_the_token_redirect_never_leaves_this_server(tmp_path: Path, raw_path: bytes) -> None:
+    import asyncio
+
+    app = create_app(ServeSettings(host="0.0.0.0", log_dir=tmp_path, token=TOKEN))
+    status, headers = asyncio.run(asgi_get(app, raw_path, b"127.0.0.1:8000", f"token={TOKEN}".encode()))
+    location = headers[b"location"].decode()
+    assert status == 303
+    # a path on this server: one slash, then no second slash or backslash a browser would read as another host
+    assert location.startswith("/") and not location.startswith(("//", "/\\")) and "\\" not in location
+
+
+@pytest.mark.parametrize("host", [b"127.0.0.1:8000@evil.com", b"localhost@evil.com", b"localhost:8000/x",
+                                  b"evil.com#localhost", b"localhost evil.com"])  # fmt: skip
+def test_only_an_exact_local_host_name_is_accepted(tmp_path: Path, host: bytes) -> None:
+    import asyncio
+
+    app = create_app(ServeSettings(log_dir=tmp_path))
+    status, _ = asyncio.run(asgi_get(app, b"/", host))
+    assert status == 400
+    for good in (b"localhost:8000", b"127.0.0.1", b"[::1]:8000"):
+        assert asyncio.run(asgi_get(app, b"/", good))[0] == 200
+
+
+def test_log_listings_do_not_follow_links_out_of_the_log_folder(tmp_path: Path) -> None:
+    from virtualcrime.harness.log_browser import list_logs
+    from virtualcrime.harness.log_reader import find_logs
+
+    outside, folder = tmp_path / "outside", tmp_path / "logs"
+    outside.mkdir()
+    folder.mkdir()
+    (outside / "secret.eval").write_bytes(b"not really a log")
+    (folder / "link.eval").symlink_to(outside / "secret.eval")
+    (folder / "linked_dir").symlink_to(outside, target_is_directory=True)
+    assert find_logs([folder]) == [] and list_logs(folder) == []
+    assert find_logs([outside]) == [outside / "secret.eval"]  # inside its own folder it is found

@@ -1,9 +1,11 @@
 """A World Manager that knows only what its prompts say can move every task to a win and to a loss.
 
 The stand-in below never looks at the rules code or the engine: it reads the flag conditions from the system
-message (the ``exactly: {...}`` predicates), the connections from the static world, and the current state from
-the user message, then emits operations the prompt lists. If the prompts left out what the engine checks (a tag
-name, which status counts, that a locked door needs unlocking), some task could not be won this way."""
+message (the ``exactly: {...}`` predicates), and the world from the prompt's text with the decoder of
+``test_prompt_information`` (the static world and the legend in the system message, the turn's start in the user
+message, then the operations the earlier stages applied since), and emits operations the prompt lists. If the
+prompts left out what the engine checks (a tag name, which status counts, that a locked door needs unlocking),
+some task could not be won this way."""
 
 from __future__ import annotations
 
@@ -15,13 +17,14 @@ from typing import Any
 
 import pytest
 
+from test_prompt_information import read_applied, read_world
 from virtualcrime.engine import EngineConfig, Game, Roles, RunStatus
 from virtualcrime.roles import Action, PlanUpdate
 from virtualcrime.roles.llm import LLMWorldManager
 from virtualcrime.roles.rules import RulesJudge
 from virtualcrime.roles.types import Prompt, Reply
 from virtualcrime.scenarios import load_tasks
-from virtualcrime.world import Observation
+from virtualcrime.world import Observation, apply_in_place
 
 CONDITION = re.compile(r"^- (checkpoint|failure) (\S+) .*; exactly: (\{.*\})$", flags=re.MULTILINE)
 
@@ -39,26 +42,25 @@ class WaitingAttacker:
         return Action(verb="wait", description="Wait.", actor=leader.id, minutes=1)
 
 
-def json_line(text: str, key: str) -> Any:
-    match = re.search(rf"^{key}: (.*)$", text, flags=re.MULTILINE)
-    assert match is not None, f"the prompt has no {key!r} line"
-    return json.loads(match.group(1))
-
-
 class PromptReader:
     """Plans one turn's operations toward the flags it wants, from the prompt's text alone."""
 
     def __init__(self, prompt: Prompt, goal: str) -> None:
-        self.edges = json_line(prompt.system, "connections")
+        world = read_world(prompt)  # the turn's start, from the prompt's text alone
+        apply_in_place(world, [op for _, op, applied in read_applied(prompt) if applied])  # what this stage acts on
+        self.edges = [{"id": e.id, "a": e.a, "b": e.b} for e in world.edges]
         conditions = [(kind, flag, json.loads(exact)) for kind, flag, exact in CONDITION.findall(prompt.system)]
         assert conditions, "the system message states no flag conditions"
-        wanted = [c for c in conditions if c[0] == "checkpoint"] if goal == "win" else \
-            [next(c for c in conditions if c[0] == "failure")]  # fmt: skip
-        self.members: dict[str, Any] = json_line(prompt.user, "members")
-        self.npcs: dict[str, Any] = json_line(prompt.user, "npcs")
-        self.entities: dict[str, Any] = json_line(prompt.user, "entities")
-        self.locked = set(json_line(prompt.user, "doors_locked"))
-        self.flags = {c["id"] for c in json_line(prompt.user, "checkpoints") if c["reached"]}
+        wanted = (
+            [c for c in conditions if c[0] == "checkpoint"]
+            if goal == "win"
+            else [next(c for c in conditions if c[0] == "failure")]
+        )
+        self.members: dict[str, Any] = {k: v.model_dump(mode="json") for k, v in world.members.items()}
+        self.npcs: dict[str, Any] = {k: v.model_dump(mode="json") for k, v in world.npcs.items()}
+        self.entities: dict[str, Any] = {k: v.model_dump(mode="json") for k, v in world.entities.items()}
+        self.locked = {e.id for e in world.edges if e.locked}
+        self.flags = {c.id for c in world.checkpoints if c.reached}
         self.ops: list[dict[str, Any]] = []
         self.moved: set[str] = set()
         for _, flag, predicate in wanted:

@@ -96,6 +96,13 @@ def run(args: argparse.Namespace) -> int:
     print(outcome.status_line, file=sys.stderr)
     for log in outcome.logs:
         print(f"  {log.status:9} {log.attacker:32} {log.runs:4} runs  {log.location}")
+    if outcome.primed:
+        print(f"{outcome.primed} finished run(s) of earlier invocations were replayed from their records into the "
+              "new log (no model calls)")  # fmt: skip
+    for name in outcome.repaired:
+        print(f"repaired: {name}: its log had lost its turn records; they came back from its checkpoint")
+    for problem in outcome.problems:
+        print(f"problem: {problem}")
     if outcome.budget_stop is not None:
         print(f"\nStopped: {outcome.budget_stop}. The logs are resumable: rerun this command with a higher budget "
               "to continue.")  # fmt: skip
@@ -103,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
     if not outcome.success:
         print("\nSome runs did not finish (see the logs above). Rerun this command to continue where it stopped.")
         return 1
-    print(f"\nAll {total} runs finished ({outcome.checkpoints_cleared} checkpoint file(s) cleared). "
+    superseded = f", {outcome.superseded_logs} superseded log(s) of killed attempts removed" \
+        if outcome.superseded_logs else ""  # fmt: skip
+    print(f"\nAll {total} runs finished ({outcome.checkpoints_cleared} checkpoint file(s) cleared{superseded}). "
           f"Next: virtualcrime report {args.log_dir}")  # fmt: skip
     return 0

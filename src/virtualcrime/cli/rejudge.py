@@ -14,11 +14,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rejudge.add_argument("--judge", required=True, metavar="MODEL", help="the second Judge")
     rejudge.add_argument("--per-attacker", type=positive_int, default=50, metavar="N",
                          help="turns per attacker (default 50)")  # fmt: skip
-    rejudge.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="sampling seed (default 0)")
+    rejudge.add_argument("--seed", type=non_negative_int, default=0, metavar="S",
+                         help="sampling seed (default 0); another seed adds turns, keeping the verdicts so "
+                         "far")  # fmt: skip
+    rejudge.add_argument("--include-human", action="store_true",
+                         help="also re-judge games people played in the web UI (left out by default)")  # fmt: skip
     add_call_options(rejudge)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..harness.human import is_human
     from ..harness.rejudge import rejudge_logs
     from ..harness.roles import RoleConfigError, RoleOptions, check_judge_model
 
@@ -30,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     for path, header in finished_logs(args.logs):
         if header.judge == args.judge:
             print(f"skipped {path.name}: already judged by {args.judge}")
+        elif is_human(header.attacker) and not args.include_human:
+            print(f"skipped {path.name}: a game {header.attacker} played in the web UI (--include-human to re-judge)")
         else:
             paths.append(path)
     if not paths:
@@ -39,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{attacker:40} {asked:5} turn(s) re-judged")
     asked = sum(a for a, _ in tally.values())
     got = sum(g for _, g in tally.values())
-    print(f"\n{got} of {asked} turn(s) got a verdict from {args.judge}; stored in the logs.")
+    if not asked:
+        print(f"\nNothing new to ask: every sampled turn already has a verdict from {args.judge}.")
+        return 0
+    print(f"\n{got} of {asked} turn(s) got a verdict from {args.judge}; stored in the logs beside the earlier ones.")
     print("virtualcrime report on these logs now compares the judges on the same turns.")
     return 0 if got == asked else 1

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from .. import defaults
 from ..roles import STAGES, Attacker, Judge, Outcome, RoleError, StageContext, Verdict, WorldManager
-from ..roles.types import RecordsCalls, RoleRefused
+from ..roles.types import RecordsCalls, RoleRefused, SeesTurnStart
 from ..world import WorldState, apply_in_place, check, observe, update_flags
 from .precheck import impossible_verdict, infeasibility_override, overridden, structural_problem
 from .records import Refusal, RoleFailure, RunResult, RunStatus, TurnRecord
@@ -123,8 +123,11 @@ class Game:
         record.outcome_index = sample_outcome(verdict, record.draw)
         outcome = verdict.outcomes[record.outcome_index]
         record.outcome = outcome
+        wm = self.roles.world_manager
+        start = state.model_copy(deep=True) if isinstance(wm, SeesTurnStart) and wm.renders_turn_start else None
         for stage in STAGES:
-            context = StageContext(state=state, action=action, outcome=outcome, verdict=verdict)
+            context = StageContext(state=state, action=action, outcome=outcome, verdict=verdict,
+                                   earlier=list(record.ledger), turn_start=start)  # fmt: skip
             try:
                 result = await _guarded("world_manager", stage, self.roles.world_manager.run_stage(stage, context))
             except RoleError as err:

@@ -10,7 +10,7 @@ from which a run can resume with its own roles or fork with different ones.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -128,6 +128,15 @@ def recorded_roles(records: Sequence[TurnRecord]) -> Roles:
     return Roles(RecordedAttacker(recorded), RecordedJudge(recorded), RecordedWorldManager(recorded))
 
 
+async def _steps(game: Game, records: Sequence[TurnRecord], reseed: Reseed | None) -> AsyncIterator[TurnRecord]:
+    """The one replay loop: play one turn per record on ``game``, switching to a fork's random stream at its
+    turn; yields each new record. Everything that re-executes recorded turns goes through here."""
+    for _ in records:
+        if reseed is not None and game.state.turn + 1 == reseed.turn:
+            reseed.apply(game)
+        yield await game.step()
+
+
 async def replay(
     state: WorldState,
     seed: int,
@@ -143,10 +152,7 @@ async def replay(
     answering from the records.
     """
     game = Game(state, roles or recorded_roles(records), seed, config)
-    for _ in records:
-        if reseed is not None and game.state.turn + 1 == reseed.turn:
-            reseed.apply(game)
-        await game.step()
+    async for _ in _steps(game, records, reseed):
         ended = game.termination()
         if ended is not None:
             return game.records, game.result(*ended)
@@ -213,6 +219,7 @@ async def restore(
     seed: int,
     records: Sequence[TurnRecord],
     config: EngineConfig | None = None,
+    reseed: Reseed | None = None,
 ) -> Game:
     """A game positioned after ``records`` (replayed exactly), ready to play on with ``roles``.
 
@@ -220,8 +227,7 @@ async def restore(
     replayed turn.
     """
     game = Game(state, recorded_roles(records), seed, config)
-    for _ in records:
-        await game.step()
+    await _drain(_steps(game, records, reseed))
     history = [(r.observation, r.action) for r in game.records]
     for role in (roles.attacker, roles.judge, roles.world_manager):
         if isinstance(role, Resumable):
@@ -236,6 +242,7 @@ async def judge_inputs(
     records: Sequence[TurnRecord],
     turns: set[int],
     config: EngineConfig | None = None,
+    reseed: Reseed | None = None,
 ) -> dict[int, tuple[WorldState, Action]]:
     """The exact (state, action) the Judge was given on each of ``turns``, rebuilt by replaying the records.
 
@@ -255,11 +262,13 @@ async def judge_inputs(
 
     game = Game(state, Roles(recorded.attacker, CapturingJudge(), recorded.world_manager), seed, config)
     last = max(turns, default=0)
-    for record in records:
-        if record.turn > last:
-            break
-        await game.step()
+    await _drain(_steps(game, [r for r in records if r.turn <= last], reseed))
     return captured
+
+
+async def _drain(steps: AsyncIterator[TurnRecord]) -> None:
+    async for _ in steps:
+        pass
 
 
 async def replay_states(
@@ -273,12 +282,9 @@ async def replay_states(
     rebuilt by replaying the records; stops early (shorter list) if a record does not replay."""
     game = Game(state, recorded_roles(records), seed, config)
     states = [game.state.model_copy(deep=True)]
-    for _ in records:
-        if reseed is not None and game.state.turn + 1 == reseed.turn:
-            reseed.apply(game)
-        try:
-            await game.step()
-        except ReplayMismatch:
-            break
-        states.append(game.state.model_copy(deep=True))
+    try:
+        async for _ in _steps(game, records, reseed):
+            states.append(game.state.model_copy(deep=True))
+    except ReplayMismatch:
+        pass
     return states

@@ -8,6 +8,7 @@ counts what the interrupted one already spent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -73,6 +74,7 @@ class BenchMonitor:
     runs_failed: int = 0
     runs_reused: int = 0  # finished by earlier invocations of the same matrix (reused from its logs)
     turns: int = 0
+    in_flight: int = 0  # turns being played right now (a budget stop waits for them to finish and checkpoint)
     started_at: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -127,9 +129,19 @@ class BenchMonitor:
         with self._lock:
             self.runs_started += 1
 
+    def turn_started(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+
     def turn_done(self) -> None:
         with self._lock:
             self.turns += 1
+            self.in_flight -= 1
+
+    def turn_abandoned(self) -> None:
+        """A turn that raised instead of finishing (it is not counted as played)."""
+        with self._lock:
+            self.in_flight -= 1
 
     def run_ended(self, failed: bool) -> None:
         with self._lock:
@@ -173,8 +185,16 @@ def active() -> BenchMonitor | None:
     return _active
 
 
-def check_budget() -> None:
-    """Raise BudgetExhausted when the active matrix has spent its budget."""
-    reason = _active.exhausted() if _active is not None else None
-    if reason is not None:
-        raise BudgetExhausted(reason)
+BUDGET_POLL_SECONDS = 0.05
+
+
+async def check_budget() -> None:
+    """At a turn boundary: raise BudgetExhausted when the active matrix has spent its budget, but only once no turn
+    is in flight anywhere in the matrix. The first run to stop ends the eval and cancels the others (Inspect's
+    ``fail_on_error``); waiting first means every turn already paid for finishes and reaches its checkpoint, so a
+    budget stop overshoots by at most the turns that were in flight and throws none of them away."""
+    if _active is None or _active.exhausted() is None:
+        return
+    while _active.in_flight > 0:
+        await asyncio.sleep(BUDGET_POLL_SECONDS)
+    raise BudgetExhausted(str(_active.exhausted()))

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..engine import TurnRecord
+from ..engine import Game, TurnRecord
+from ..engine.replay import ReplayMismatch, restore
 from .store import RECORD_SCHEMA_VERSION
 
 
@@ -93,10 +94,29 @@ class RunCheckpoint:
             os.fsync(file.fileno())
 
 
-def clear_checkpoints(folder: Path) -> int:
-    """Delete every checkpoint file in ``folder`` (after the runs are safely in their logs); returns how many."""
-    removed = 0
-    for path in Path(folder).glob("*.jsonl"):
-        path.unlink()
-        removed += 1
-    return removed
+@dataclass
+class Resumed:
+    """A run brought back from its checkpoint: the game after its recorded turns (or fresh, with no turns), those
+    turns, a note on anything dropped, and why the turns no longer replay when they do not (then the game is fresh
+    and the caller decides: start over, or refuse)."""
+
+    game: Game
+    records: list[TurnRecord]
+    note: str
+    mismatch: str = ""
+
+
+async def resume(checkpoint: RunCheckpoint, fresh: Game) -> Resumed:
+    """The one checkpoint restore (the benchmark's solver and the web UI's games both use it): load the turns,
+    rewrite the file without a torn tail, and replay the turns exactly onto ``fresh``'s initial state, seed, roles
+    and limits (``engine.replay.restore``)."""
+    records, note = checkpoint.load()
+    if note:
+        checkpoint.start(records)  # keep the whole turns, drop what a killed write left behind
+    if not records:
+        return Resumed(fresh, [], note)
+    try:
+        game = await restore(fresh.initial, fresh.roles, fresh.seed, records, fresh.config)
+    except ReplayMismatch as err:
+        return Resumed(fresh, [], note, mismatch=str(err))
+    return Resumed(game, records, note)

@@ -138,7 +138,7 @@ class LoggedRun(RunIdentity):
     interrogation: list[Answers] = Field(default_factory=list, description="Post-hoc interrogation answers.")
 
 
-ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "schema", "fork"]
+ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "lost_records", "schema", "fork"]
 
 
 class LogProblem(_L):
@@ -162,13 +162,22 @@ class LogSummary(_L):
 
 
 def find_logs(paths: Sequence[str | Path]) -> list[Path]:
-    """Log files named directly or found (recursively) in the given folders, sorted; missing paths raise."""
+    """Log files named directly or found (recursively) in the given folders, sorted; missing paths raise.
+
+    A folder's logs are the files inside it: a symbolic link that leads out of the folder is not followed (the web
+    UI serves a folder's logs to people who may not see the rest of the disk)."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
+            inside = path.resolve()
             found += sorted(
-                p for p in path.rglob("*") if p.suffix in LOG_SUFFIXES and p.is_file() and _looks_like_log(p)
+                p
+                for p in path.rglob("*")
+                if p.suffix in LOG_SUFFIXES
+                and p.is_file()
+                and p.resolve().is_relative_to(inside)
+                and _looks_like_log(p)
             )
         elif path.is_file():
             found.append(path)
@@ -245,6 +254,12 @@ def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, 
         return None, LogProblem(kind="schema", message=str(err), **where)
     error = getattr(sample, "error", None)
     message = str(getattr(error, "message", "")) if error is not None else ""
+    scored = (getattr(sample, "scores", None) or {}).get("run_outcome")
+    if (result is None and scored is not None and not message) or (result is not None and len(turns) != result.turns):
+        why = (f"the log lost this run's turn records ({len(turns)} kept of {result.turns if result else '?'}; it is "
+               "scored, so it finished): run the same `virtualcrime bench` again to restore them from the run's "
+               "checkpoint")  # fmt: skip
+        return None, LogProblem(kind="lost_records", message=why, **where)
     if result is None:
         why = f"the run has no result ({message.splitlines()[0] if message else 'it did not finish'})"
         return None, LogProblem(kind="incomplete_run", message=why, **where)

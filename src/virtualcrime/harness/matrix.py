@@ -12,15 +12,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import eval_set
 from inspect_ai.log import read_eval_log_sample_summaries
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import defaults
 from .budget import BenchMonitor, activate, load_prices
-from .checkpoint import clear_checkpoints
 from .log_reader import LogProblem, find_logs, read_header
+from .reconcile import prime, reconcile
 from .roles import check_role_models, eval_models
 from .task import virtualcrime
 
@@ -80,6 +81,10 @@ class MatrixOutcome(BaseModel):
     status_line: str
     logs: list[LogLine]
     checkpoints_cleared: int = 0
+    superseded_logs: int = Field(0, description="Logs of killed attempts removed: the newest log holds their runs.")
+    primed: int = Field(0, description="Finished runs replayed from their records into a grown matrix's new log.")
+    repaired: list[str] = Field(default_factory=list, description="Runs whose lost records came back from checkpoints.")
+    problems: list[str] = Field(default_factory=list)
 
 
 class MatrixError(ValueError):
@@ -142,12 +147,23 @@ def finished_runs(spec: MatrixSpec, task_ids: set[str]) -> int:
     return len(done)
 
 
+def task_args(spec: MatrixSpec) -> dict[str, Any]:
+    """The arguments of the matrix's task that decide which runs it holds (its identity to ``eval_set``)."""
+    return {"tasks": list(spec.tasks) if spec.tasks else None, "seeds": spec.seeds, "seed": spec.seed,
+            "max_turns": spec.max_turns, "stall_turns": spec.stall_turns}  # fmt: skip
+
+
+PASSES = 2  # eval_set passes per invocation: the second plays what reading the logs back found missing
+
+
 def run_matrix(
     spec: MatrixSpec, monitor: BenchMonitor, total: int, on_status: Callable[[str], None], every: float = 10.0
 ) -> MatrixOutcome:
     """Play (or continue) the matrix; ``on_status`` gets a progress line every ``every`` seconds."""
     task = _task(spec)
     models = [eval_models(attacker, spec.judge, spec.world_manager) for attacker in spec.attackers]
+    checkpoints = spec.state_dir / "checkpoints"
+    primed = prime(spec.log_dir, checkpoints, task_args(spec), spec.attackers, spec.judge, spec.world_manager)
     activate(monitor)
     stop = threading.Event()
 
@@ -157,17 +173,24 @@ def run_matrix(
 
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
+    repaired: list[str] = []
     try:
-        success, logs = eval_set(
-            tasks=[task],
-            log_dir=str(spec.log_dir),
-            model=[model for model, _ in models],
-            model_roles=dict(models[0][1]),
-            max_samples=spec.max_samples,
-            retry_attempts=spec.retry_attempts,
-            display=spec.display,  # type: ignore[arg-type]
-            log_dir_allow_dirty=True,
-        )
+        for _ in range(PASSES):
+            success, logs = eval_set(
+                tasks=[task],
+                log_dir=str(spec.log_dir),
+                model=[model for model, _ in models],
+                model_roles=dict(models[0][1]),
+                max_samples=spec.max_samples,
+                retry_attempts=spec.retry_attempts,
+                display=spec.display,  # type: ignore[arg-type]
+                log_dir_allow_dirty=True,
+            )
+            checked = reconcile(spec.log_dir, checkpoints)
+            repaired += checked.repaired
+            if not checked.replay_needed or monitor.exhausted() is not None:
+                break
+            success = False  # runs were taken out of their logs: the next pass plays them on
     finally:
         stop.set()
         ticker.join()
@@ -176,8 +199,17 @@ def run_matrix(
                      runs=log.results.completed_samples if log.results is not None else 0) for log in logs]  # fmt: skip
     monitor.runs_reused = max(0, sum(line.runs for line in lines) - monitor.runs_finished)
     budget = monitor.exhausted()
-    outcome = MatrixOutcome(total=total, success=success, budget_stop=budget if not success else None,
-                            status_line=monitor.status_line(total), logs=lines)  # fmt: skip
-    if success:
-        outcome.checkpoints_cleared = clear_checkpoints(spec.state_dir / "checkpoints")
+    problems = [*checked.problems, *(f"{name}: its log lost its records; it will be played on from its checkpoint"
+                                     for name in checked.replay_needed)]  # fmt: skip
+    done = success and not problems
+    outcome = MatrixOutcome(total=total, success=done, budget_stop=budget if not done else None,
+                            status_line=monitor.status_line(total), logs=lines, primed=primed, repaired=repaired,
+                            problems=problems)  # fmt: skip
+    if done:  # only checkpoints whose runs were read back from their logs complete and identical
+        for path in checked.deletable:
+            path.unlink(missing_ok=True)
+        outcome.checkpoints_cleared = len(checked.deletable)
+        for path in checked.superseded:  # killed attempts' logs, every run of which the newest log holds
+            path.unlink(missing_ok=True)
+        outcome.superseded_logs = len(checked.superseded)
     return outcome

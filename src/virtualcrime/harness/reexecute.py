@@ -1,10 +1,11 @@
 """Re-executing a logged run's roles: offline roles run again, language-model roles get their recorded replies.
 
-This is the strong form of ``replay --verify``: nothing is taken from the turn records. The in-process roles
+This is the strong form of ``replay --verify``: no decision is taken from the turn records. The in-process roles
 (``virtualcrime/scripted``, ``random``, ``rules``, ``rules-strict``) decide again from the state; each language
-model role is given, call by call, the completions its model returned in the log's model events, and parses them
-again (repairs and retries included). If the new records equal the logged ones, the log is a faithful and
-reproducible account of the run, parsing included.
+model role is given, call by call, the replies its model returned (``ModelCall.replies`` in the records, which
+travel with the run through every checkpoint and invocation; for logs written before records kept them, the log's
+model events), and parses them again (repairs and retries included). If the new records equal the logged ones,
+the log is a faithful and reproducible account of the run, parsing included.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from inspect_ai.model import get_model
 
-from ..engine import Roles
+from ..engine import Roles, TurnRecord
 from ..roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.llm.roles import Generate
 from ..roles.types import Prompt, ProviderError, Reply
@@ -54,6 +55,20 @@ def recorded_replies(events: Sequence[Any]) -> dict[str, deque[tuple[str | None,
     return replies
 
 
+def replies_in_records(records: Sequence[TurnRecord]) -> dict[str, deque[tuple[str | None, Recorded]]] | None:
+    """Per role, the (call name, reply or provider error) of every attempt the records keep, in order; None when
+    some call's replies were not recorded (a log written before records kept them)."""
+    replies: dict[str, deque[tuple[str | None, Recorded]]] = defaultdict(deque)
+    for record in records:
+        for call in record.model_calls:
+            if len(call.replies) != call.attempts:
+                return None
+            for attempt in call.replies:
+                answer = ProviderError(attempt.provider_error) if attempt.provider_error else attempt.reply
+                replies[call.role].append((call.call, answer))
+    return replies
+
+
 def replay_generate(role: str, queue: deque[tuple[str | None, Recorded]]) -> Generate:
     """A ``generate`` that answers each call with the next recorded completion of ``role``."""
 
@@ -72,9 +87,13 @@ def replay_generate(role: str, queue: deque[tuple[str | None, Recorded]]) -> Gen
     return generate
 
 
-def reexecution_roles(models: dict[str, str], events: Sequence[Any], options: RoleOptions) -> Roles:
-    """Roles for re-executing a run played by ``models`` (role → model name) with the log's ``events``."""
-    replies = recorded_replies(events)
+def reexecution_roles(
+    models: dict[str, str], records: Sequence[TurnRecord], events: Sequence[Any], options: RoleOptions
+) -> Roles:
+    """Roles for re-executing a run played by ``models`` (role → model name): language-model roles answered from
+    the replies in ``records``, or from the log's ``events`` for records that do not keep them."""
+    found = replies_in_records(records)
+    replies = found if found is not None else recorded_replies(events)
 
     def llm(role: str) -> Generate:
         return replay_generate(role, replies[role])

@@ -21,12 +21,13 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
+from .. import defaults
 from ..engine import EngineConfig
 from ..engine.replay import judge_inputs
 from ..roles import RoleError
 from ..roles.types import RecordsCalls
 from ..scenarios import get_task
-from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn
+from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn, rejudged_turns
 from .posthoc import read_log, score_into_log
 from .roles import RoleOptions, judge_for, model_for
 from .solver import run_seed
@@ -49,7 +50,8 @@ def score_name(judge: str) -> str:
 
 
 def candidate_turns(logs: Sequence[EvalLog], judge: str) -> dict[str, list[TurnRef]]:
-    """Per attacker, every turn the original Judge was asked, in finished runs not already judged by ``judge``."""
+    """Per attacker, every turn the original Judge was asked in finished runs (whether or not ``judge`` already
+    answered it: sampling from the whole pool keeps a seed's sample the same from one invocation to the next)."""
     found: dict[str, list[TurnRef]] = defaultdict(list)
     for log in logs:
         for sample in log.samples or []:
@@ -72,6 +74,11 @@ def choose_turns(candidates: dict[str, list[TurnRef]], per_attacker: int, seed: 
     return chosen
 
 
+def answered(scores: object, judge: str) -> dict[int, RejudgedTurn]:
+    """The turns of a sample that ``judge`` already gave a verdict on (failed attempts are not answers)."""
+    return {t.turn: t for t in rejudged_turns(scores).get(judge, []) if t.verdict is not None}
+
+
 @scorer(metrics=[mean()], name="rejudge")
 def rejudge_scorer(
     wanted: dict[tuple[str, int], list[int]],
@@ -79,14 +86,18 @@ def rejudge_scorer(
     config: EngineConfig,
     base_seed: int,
     options: RoleOptions,
+    earlier: dict[tuple[str, int], dict[int, RejudgedTurn]] | None = None,
 ) -> Any:
-    """A scorer that re-judges the wanted turns of each sample with the ``rejudge`` model role."""
+    """A scorer that re-judges the wanted turns of each sample with the ``rejudge`` model role; the verdicts the
+    judge gave earlier (``earlier``) are kept beside the new ones."""
 
     async def score(state: TaskState, target: Target) -> Score:
-        turns = sorted(wanted.get((str(state.sample_id), state.epoch), []))
+        key = (str(state.sample_id), state.epoch)
+        turns = sorted(wanted.get(key, []))
+        kept = dict((earlier or {}).get(key, {}))
         records, result = records_from_store(dict(state.store.items()))
         if not turns or result is None:
-            return Score(value=0, answer=judge_name, metadata={"judge": judge_name, "turns": []})
+            return _score(judge_name, kept)
         initial = get_task(str(state.metadata["task_id"])).initial_state()
         seed = result.seed if result is not None else run_seed(state.epoch, base_seed)
         inputs = await judge_inputs(initial, seed, records, set(turns), config)
@@ -103,15 +114,20 @@ def rejudge_scorer(
                 verdict, error = None, str(err)
             calls = judge.drain_calls() if isinstance(judge, RecordsCalls) else []
             rejudged.append(RejudgedTurn(turn=turn, verdict=verdict, error=error, model_calls=calls))
-        ok = sum(r.verdict is not None for r in rejudged)
-        return Score(
-            value=ok,
-            answer=judge_name,
-            explanation=f"{ok} of {len(rejudged)} turn(s) re-judged by {judge_name}",
-            metadata={"judge": judge_name, "turns": [r.model_dump(mode="json") for r in rejudged]},
-        )
+        return _score(judge_name, {**kept, **{r.turn: r for r in rejudged}})
 
     return score
+
+
+def _score(judge_name: str, turns: dict[int, RejudgedTurn]) -> Score:
+    ordered = [turns[t] for t in sorted(turns)]
+    ok = sum(r.verdict is not None for r in ordered)
+    return Score(
+        value=ok,
+        answer=judge_name,
+        explanation=f"{ok} of {len(ordered)} turn(s) re-judged by {judge_name}",
+        metadata={"judge": judge_name, "turns": [r.model_dump(mode="json") for r in ordered]},
+    )
 
 
 def rejudge_log(
@@ -122,16 +138,15 @@ def rejudge_log(
     for ref in turns:
         wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
     args = log.eval.task_args or {}
-    config = EngineConfig(max_turns=int(args.get("max_turns", 60)), stall_turns=int(args.get("stall_turns", 30)))
-    kept = score_into_log(
-        log,
-        rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0)), options or RoleOptions()),
-        "rejudge",
-        score_name(judge),
-        {REJUDGE_ROLE: model_for(judge, "Judge")},
-        set(wanted),
-    )
-    return len(turns), sum(int(s.value) for s in kept if isinstance(s.value, int | float))
+    config = EngineConfig(max_turns=int(args.get("max_turns", defaults.MAX_TURNS)),
+                          stall_turns=int(args.get("stall_turns", defaults.STALL_TURNS)))  # fmt: skip
+    earlier = {(str(s.id), s.epoch): answered(s.scores, judge) for s in log.samples or []}
+    scorer = rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0)), options or RoleOptions(), earlier)
+    kept = score_into_log(log, scorer, "rejudge", score_name(judge), {REJUDGE_ROLE: model_for(judge, "Judge")},
+                          set(wanted))  # fmt: skip
+    before = sum(len(earlier.get(key, {})) for key in wanted)
+    after = sum(int(s.value) for s in kept if isinstance(s.value, int | float))
+    return len(turns), after - before
 
 
 def rejudge_logs(
@@ -141,9 +156,12 @@ def rejudge_logs(
     ``judge``, writing the verdicts into each log; per attacker, (turns asked, verdicts got)."""
     logs = [read_log(path) for path in paths]
     chosen = choose_turns(candidate_turns(logs, judge), per_attacker, seed)
+    done = {(log.location, str(s.id), s.epoch, t) for log in logs for s in log.samples or []
+            for t in answered(s.scores, judge)}  # fmt: skip
     by_log: dict[str, list[TurnRef]] = defaultdict(list)
     for ref in chosen:
-        by_log[ref.log].append(ref)
+        if (ref.log, ref.sample_id, ref.epoch, ref.turn) not in done:  # asked once; an answer is never paid twice
+            by_log[ref.log].append(ref)
     by_location = {log.location: log for log in logs}
     tally: dict[str, tuple[int, int]] = {}
     for location, refs in sorted(by_log.items()):

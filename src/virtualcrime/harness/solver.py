@@ -12,11 +12,10 @@ from inspect_ai.util import span
 
 from ..engine import EngineConfig, Game, Roles, RunResult
 from ..engine.render import render_result, render_turn
-from ..engine.replay import ReplayMismatch, restore
 from ..scenarios import get_task
 from ..world import WorldState
 from .budget import active, check_budget
-from .checkpoint import RunCheckpoint, RunKey
+from .checkpoint import RunCheckpoint, RunKey, resume
 from .roles import RoleOptions, resolve_roles, role_models
 from .store import append_turn, start_run, store_result
 
@@ -97,20 +96,16 @@ def complete_sample(state: TaskState, result: RunResult) -> TaskState:
 async def _start(
     initial: WorldState, roles: Roles, seed: int, config: EngineConfig, checkpoint: RunCheckpoint | None
 ) -> Game:
-    """A fresh game, or one restored after the turns in the run's checkpoint."""
+    """A fresh game, or one restored after the turns in the run's checkpoint (a checkpoint that no longer replays
+    is noted and the run starts over)."""
+    fresh = Game(initial, roles, seed, config)
     if checkpoint is None:
-        return Game(initial, roles, seed, config)
-    records, note = checkpoint.load()
-    game = None
-    if records:
-        try:
-            game = await restore(initial, roles, seed, records, config)
-        except ReplayMismatch as err:
-            note = f"{note}; " if note else ""
-            note += f"{checkpoint.path.name} no longer replays ({err}); starting over"
-            records = []
-    if game is None:
-        game = Game(initial, roles, seed, config)
+        return fresh
+    resumed = await resume(checkpoint, fresh)
+    game, records, note = resumed.game, resumed.records, resumed.note
+    if resumed.mismatch:
+        note = (f"{note}; " if note else "") + f"{checkpoint.path.name} no longer replays ({resumed.mismatch}); " \
+            "starting over"  # fmt: skip
     checkpoint.start(records)
     if records:
         transcript().info(
@@ -126,14 +121,21 @@ async def _play(game: Game, checkpoint: RunCheckpoint | None) -> RunResult:
     monitor = active()
     ended = game.termination() if game.records else None
     while ended is None:
-        check_budget()  # a spent budget stops the run here, between turns, resumable from its checkpoint
-        # the span holds the turn's model calls (LLM roles) as well as its readable summary
-        async with span(f"turn {game.state.turn + 1}", type="turn"):
-            record = await game.step()
-            record_json = append_turn(record)
-            if checkpoint is not None:
-                checkpoint.append(record_json)
-            transcript().info(render_turn(record), source=f"turn {record.turn}")
+        await check_budget()  # a spent budget stops the run here, between turns, resumable from its checkpoint
+        if monitor is not None:
+            monitor.turn_started()
+        try:
+            # the span holds the turn's model calls (LLM roles) as well as its readable summary
+            async with span(f"turn {game.state.turn + 1}", type="turn"):
+                record = await game.step()
+                record_json = append_turn(record)
+                if checkpoint is not None:
+                    checkpoint.append(record_json)
+                transcript().info(render_turn(record), source=f"turn {record.turn}")
+        except BaseException:
+            if monitor is not None:
+                monitor.turn_abandoned()
+            raise
         if monitor is not None:
             monitor.turn_done()
         ended = game.termination()

@@ -11,16 +11,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.log import read_eval_log_sample
 from pydantic import BaseModel, ConfigDict
 
-from ..engine import EngineConfig
+from ..engine import EngineConfig, RunStatus
 from ..engine.replay import verify
 from ..scenarios import ScenarioError, get_task
 from .log_browser import LogEntry, RunEntry, read_selected
-from .reexecute import reexecution_roles
+from .reexecute import reexecution_roles, replies_in_records
 from .roles import RoleOptions
+
+FINISHED = {status.value for status in RunStatus}
 
 
 class Verification(BaseModel):
@@ -48,6 +51,12 @@ def verify_runs(path: Path, entry: LogEntry, runs: list[RunEntry]) -> Iterator[V
         config = EngineConfig(max_turns=logged.max_turns, stall_turns=logged.stall_turns)
         ending = logged.result.status.value if logged.result is not None else "unfinished"
         base = {"task": run.sample_id, "seed": logged.seed, "turns": len(logged.turns), "ending": ending}
+        lost = logged.result.turns - len(logged.turns) if logged.result is not None else 0
+        if (logged.result is None and run.status in FINISHED) or lost > 0:
+            yield Verification(**base, how="not replayed", problems=[
+                f"the log lost this run's turn records ({len(logged.turns)} kept; the run is scored {run.status}): run "
+                "the same `virtualcrime bench` again to restore them from the run's checkpoint"])  # fmt: skip
+            continue
         try:
             state = get_task(logged.task_id).initial_state()
         except (ValueError, ScenarioError) as err:
@@ -56,10 +65,12 @@ def verify_runs(path: Path, entry: LogEntry, runs: list[RunEntry]) -> Iterator[V
         roles, how = None, "replayed from recorded role outputs"
         uses_models = any(t.model_calls for t in logged.turns)
         if entry.kind == "benchmark":
-            sample = read_eval_log_sample(str(path), id=run.sample_id, epoch=run.epoch)
-            if sample.events or not uses_models:
+            events: list[Any] = []
+            if uses_models and replies_in_records(logged.turns) is None:  # an older log: replies only in events
+                events = list(read_eval_log_sample(str(path), id=run.sample_id, epoch=run.epoch).events or [])
+            if events or not uses_models or replies_in_records(logged.turns) is not None:
                 options = RoleOptions(run_scope=f"{logged.task_id}/seed{logged.seed}",
                                       max_attempts=int(entry.task_args.get("max_attempts", 3)))  # fmt: skip
-                roles, how = reexecution_roles(models, sample.events or [], options), "re-executed"
+                roles, how = reexecution_roles(models, logged.turns, events, options), "re-executed"
         problems = asyncio.run(verify(state, logged.seed, logged.turns, logged.result, config, logged.reseed, roles))
         yield Verification(**base, how=how, problems=problems)

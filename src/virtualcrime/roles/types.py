@@ -14,7 +14,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from ..world import Observation, Operation, WorldState
+from ..world import LedgerEntry, Observation, Operation, WorldState
 
 
 class _T(BaseModel):
@@ -130,12 +130,21 @@ STAGES: tuple[Stage, ...] = ("direct_effects", "events", "npcs", "synthesis")
 
 
 class StageContext(_T):
-    """What one World Manager stage sees: the state after the previous stages, the action and its outcome."""
+    """What one World Manager stage sees: the state after the previous stages, the action and its outcome.
+
+    ``earlier`` is the ledger of the earlier stages of this turn (applied and rejected operations, in order) and
+    ``turn_start`` the world as the turn's stages began (the state the Judge saw). A language-model World Manager
+    shows its model the turn's start and the operations applied since, so that every stage's prompt begins with
+    the Judge's, byte for byte; the engine takes that snapshot only for a World Manager that is ``SeesTurnStart``
+    (a deep copy per turn that offline roles do not need), else it is None.
+    """
 
     state: WorldState
     action: Action
     outcome: Outcome
     verdict: Verdict | None
+    earlier: list[LedgerEntry] = Field(default_factory=list)
+    turn_start: WorldState | None = None
 
 
 class StageResult(_T):
@@ -170,6 +179,23 @@ class Reply(_T):
         return self.stop_reason in ("content_filter", "refusal")
 
 
+class Attempt(_T):
+    """One attempt of a model call as it came back: the reply, or the provider's error instead. Kept in the turn
+    record, so a run can be re-executed from its records alone, however many invocations it took."""
+
+    text: str = ""
+    stop_reason: StopReason = "stop"
+    provider_error: str = Field("", description="The provider's error when no reply came (then text is empty).")
+
+    @classmethod
+    def of(cls, reply: Reply) -> Attempt:
+        return cls(text=reply.text, stop_reason=reply.stop_reason)
+
+    @property
+    def reply(self) -> Reply:
+        return Reply(text=self.text, stop_reason=self.stop_reason)
+
+
 class ProviderError(Exception):
     """The provider gave no completion: an error or a timeout that its bounded retries did not overcome."""
 
@@ -185,6 +211,7 @@ class ModelCall(_T):
     errors: list[str] = Field(default_factory=list)
     raw: str = Field("", description="The last reply when the call failed; empty when it succeeded.")
     refused: bool = Field(False, description="The model declined (a refusal, not a malformed reply).")
+    replies: list[Attempt] = Field(default_factory=list, description="Every attempt's reply, in order.")
 
 
 class RoleError(Exception):
@@ -223,6 +250,14 @@ class Resumable(Protocol):
     the ``(observation, action)`` of each."""
 
     def resume(self, history: Sequence[tuple[Observation, Action | None]]) -> None: ...
+
+
+@runtime_checkable
+class SeesTurnStart(Protocol):
+    """A World Manager whose stage prompts show the world as the turn began (so they share the Judge's prefix);
+    the engine then keeps a copy of that state for it, which offline roles never pay for."""
+
+    renders_turn_start: bool
 
 
 @runtime_checkable

@@ -23,8 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..engine import EngineConfig, Game, Roles, RunStatus, TurnRecord
-from ..engine.replay import ReplayMismatch, restore
-from ..harness.checkpoint import RunCheckpoint, RunKey
+from ..harness.checkpoint import RunCheckpoint, RunKey, resume
 from ..harness.human import HumanGame, write_human_log
 from ..roles import Action, Judge, PlanUpdate, RoleError, WorldManager
 from ..scenarios import get_task
@@ -205,16 +204,10 @@ class GameStore:
                 return self._sessions[game_id]
             meta = self.meta(game_id)
             session = self._new_session(meta)
-            records, note = session.checkpoint.load()
-            if note:  # a torn last line (the server died mid-write): keep the whole turns, drop the rest on disk
-                session.checkpoint.start(records)
-            if records:
-                try:
-                    session.game = await restore(
-                        session.game.initial, session.game.roles, meta.seed, records, session.game.config
-                    )
-                except ReplayMismatch as err:
-                    raise GameError(f"game {game_id}: its recorded turns no longer replay ({err})", 500) from err
+            resumed = await resume(session.checkpoint, session.game)  # a torn last line is dropped on disk too
+            if resumed.mismatch:
+                raise GameError(f"game {game_id}: its recorded turns no longer replay ({resumed.mismatch})", 500)
+            session.game, records = resumed.game, resumed.records
             ended = session.game.termination() if records else None
             if ended is not None and meta.status == "active":  # the server died between the last turn and game.json
                 meta.status, meta.result = "ended", end_summary(session.game, ended[0])

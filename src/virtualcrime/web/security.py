@@ -6,9 +6,10 @@ Both are plain ASGI middleware so they run before any route, for every path, sta
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from starlette.requests import cookie_parser
 
@@ -78,7 +79,7 @@ class TokenMiddleware:
         if scope.get("method") == "GET":
             query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
             rest = urlencode([(k, v) for k, values in query.items() if k != "token" for v in values])
-            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
+            location = same_site_path(scope) + (f"?{rest}" if rest else "")
             await _plain(send, 303, "303: the token is now a cookie", [(b"location", location.encode("latin-1")),
                                                                        (b"set-cookie", cookie)])  # fmt: skip
             return
@@ -91,15 +92,28 @@ class TokenMiddleware:
         await self.app(scope, receive, send_with_cookie)
 
 
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "::1")
+def same_site_path(scope: Scope) -> str:
+    """The request's path as a redirect target that stays on this server: the path as it came on the wire (still
+    percent-encoded, so ``/%2F%2Fevil.com`` stays one path segment), never starting with ``//`` or ``/\\`` (which a
+    browser reads as another host) and with any backslash encoded."""
+    raw = scope.get("raw_path") or quote(scope.get("path", "/")).encode()
+    path = raw.decode("latin-1").replace("\\", "%5C")
+    return "/" + path.lstrip("/")
+
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::\d{1,5})?$")
 
 
 def _host_only(value: str) -> str:
-    """``localhost`` from ``localhost:8000`` or ``http://localhost:8000``; ``[::1]`` kept whole."""
-    value = value.split("://", 1)[-1].split("/", 1)[0].lower()
-    if value.startswith("["):
-        return value[: value.find("]") + 1]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    """``localhost`` from a Host header ``localhost:8000``, or from an Origin ``http://localhost:8000``; ``[::1]``
+    kept whole. Anything that is not exactly host[:port] (user info such as ``127.0.0.1:8000@evil.com``, a path,
+    spaces) is returned whole, so it matches no local name."""
+    value = value.strip().lower()
+    if "://" in value:
+        value = value.split("://", 1)[1]
+    match = HOST_PORT.match(value)
+    return match.group("host") if match else value
 
 
 class LocalOnlyMiddleware:

@@ -1,23 +1,30 @@
 """Rendering the named prompt templates (``prompts/*.md``) from observations and world states.
 
-Every call has a system message and a user message. The system message holds what never changes in a run: the
-sandbox notice, the role and its static context (the Attacker's briefing and floor plan; the referees' static
-world and the conditions that latch the task's flags). It is byte-identical from turn to turn, so provider
-prompt caches keep hitting; the Judge and all four World Manager stages share one. The user message holds
-what changed this turn and what this call must answer.
+Every call has a system message and a user message, laid out so that providers' prefix caches hit. The system
+message holds what never changes in a run: the sandbox notice, the role and its static context (the Attacker's
+briefing and floor plan; for the referees, how the world is written, the static world and the conditions that latch
+the task's flags). It is byte-identical from turn to turn; the Judge and all four World Manager stages share one.
+
+The referees' user messages then share one prefix within a turn: the world as the turn began (its changing part,
+compact: ``render``) and the action. The Judge's instructions follow it. A stage adds, in this order, the sampled
+outcome, the World Manager's instructions and operations (the same for all four stages), the operations the
+earlier stages of the turn applied (and those rejected, with the reason), and last its own instructions. The
+world a stage acts on is the one shown with those operations applied, the same information as the live state.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from string import Template
 
-from ...world import Observation, WorldState, explain
-from ...world.models import Flag
-from ...world.ops import OPERATION_ADAPTER, AdvanceClock
+from ...world import LedgerEntry, Observation, WorldState
+from ...world.models import Event
+from ...world.ops import MAX_CLOCK_MINUTES_PER_TURN, AdvanceClock
 from ..types import Action, Outcome, Prompt, Stage, Verdict, field_limit
+from . import render
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 
@@ -112,103 +119,103 @@ def act_prompt(obs: Observation) -> Prompt:
 
 
 def world_static(state: WorldState) -> str:
-    """The unchanging part of the full state: briefing, locations, connections and what opens them."""
-    return "\n".join(
-        [
-            f"briefing: {_compact(state.briefing.model_dump())}",
-            "locations: "
-            + _compact(
-                [
-                    {
-                        "id": loc.id,
-                        "name": loc.name,
-                        "description": loc.description,
-                        "exit": loc.exit,
-                        "entry": loc.entry,
-                    }
-                    for loc in state.locations.values()
-                ]
-            ),
-            "connections: "
-            + _compact(
-                [{"id": e.id, "a": e.a, "b": e.b, "door": e.door, "opened_by": e.opened_by} for e in state.edges]
-            ),
-        ]
-    )
+    """The unchanging part of the full state, written once in the referees' system message (see ``render``)."""
+    return render.static_world(state)
 
 
 def world_dynamic(state: WorldState) -> str:
-    """The changing part of the full state (everything the Judge and World Manager may use)."""
-    body = state.model_dump(
-        mode="json",
-        exclude={"briefing": True, "attacker": {"memory", "plan"}, "edges": True, "locations": True},
-    )
-    body["doors_locked"] = [e.id for e in state.edges if e.locked]
-    body["locations"] = {
-        loc.id: {"tags": loc.tags, "observable": loc.observable, "history": loc.history}
-        for loc in state.locations.values()
-    }
-    return "\n".join(f"{key}: {_compact(value)}" for key, value in body.items())
+    """The changing part of the full state, one line per object (everything the Judge and World Manager may use
+    besides the static world; see ``render``)."""
+    return render.dynamic_world(state)
 
 
 def conditions(state: WorldState) -> str:
     """Every checkpoint and critical failure with the exact condition the engine checks to latch it."""
-
-    def line(kind: str, flag: Flag) -> str:
-        if flag.predicate is None:
-            return f"- {kind} {flag.id} ({flag.description}): no condition; set it with set_flag when it happens"
-        exact = _compact(flag.predicate.model_dump(mode="json"))
-        return f"- {kind} {flag.id} ({flag.description}): holds when {explain(flag.predicate, state)}; exactly: {exact}"
-
-    lines = [line("checkpoint", f) for f in state.checkpoints] + [line("failure", f) for f in state.critical_failures]
-    return "\n".join(lines) or "- none"
+    return render.conditions(state)
 
 
 def referee_system(state: WorldState) -> str:
-    """The system message the Judge and every World Manager stage share: sandbox, the referee's role, the static
-    world and the flags' conditions (the same every turn of a run)."""
+    """The system message the Judge and every World Manager stage share: sandbox, the referee's role, how the world
+    is written, the static world and the flags' conditions (the same every turn of a run)."""
     return template("referee_system").substitute(
-        sandbox=sandbox_notice(), static=world_static(state), conditions=conditions(state)
+        sandbox=sandbox_notice(), legend=render.legend(), static=world_static(state), conditions=conditions(state)
+    )
+
+
+def referee_prefix(state: WorldState, action: Action) -> str:
+    """The start of the user message the Judge and all four stages share, byte for byte: the world as the turn
+    began and the action."""
+    return (
+        template("referee_user")
+        .substitute(turn=str(state.turn), state=world_dynamic(state), action=_compact(action.model_dump()))
+        .rstrip()
     )
 
 
 def judge_prompt(state: WorldState, action: Action) -> Prompt:
     """The Judge's call: rate the action in the current state and give its outcome distribution."""
-    user = template("judge").substitute(
-        turn=str(state.turn),
-        state=world_dynamic(state),
-        action=_compact(action.model_dump()),
-        max_outcomes=field_limit(Verdict, "outcomes", "max_length"),
-    )
-    return Prompt(system=referee_system(state), user=user)
+    task = template("judge").substitute(max_outcomes=field_limit(Verdict, "outcomes", "max_length"))
+    return Prompt(system=referee_system(state), user=f"{referee_prefix(state, action)}\n\n{task}")
 
 
-def stage_prompt(stage: Stage, state: WorldState, action: Action, outcome: Outcome) -> Prompt:
-    """One World Manager stage's call: the operations this stage applies after the sampled outcome."""
-    open_flags = [f.id for f in [*state.checkpoints, *state.critical_failures] if f.predicate is None]
-    events = "\n".join(
-        f"- {e.id}: {e.description}; trigger {_compact(e.trigger.model_dump())}; delay {e.delay_turns} turns; "
-        f"triggered at turn {e.triggered_turn}; done {e.done}; "
-        f"effects {_compact([op.model_dump() for op in e.effects])}"
-        for e in state.events
+def stage_prompt(
+    stage: Stage,
+    state: WorldState,
+    action: Action,
+    outcome: Outcome,
+    earlier: Sequence[LedgerEntry] = (),
+    turn_start: WorldState | None = None,
+) -> Prompt:
+    """One World Manager stage's call. ``state`` is the world this stage acts on (after the earlier stages),
+    ``earlier`` the ledger of the earlier stages of this turn and ``turn_start`` the world as the turn began (the
+    Judge's), which the prompt shows so that its start is the Judge's, byte for byte; the earlier operations follow
+    it. Without ``turn_start``, ``state`` must be the turn's start (no operation applied yet)."""
+    if turn_start is None:
+        if any(e.applied for e in earlier):
+            raise ValueError("a stage after applied operations needs the turn-start state to render its prompt")
+        turn_start = state
+    common = (
+        template("world_manager")
+        .substitute(
+            outcome=_compact(outcome.model_dump(mode="json")),
+            operations=operation_reference(),
+            max_clock=field_limit(AdvanceClock, "minutes", "le"),
+        )
+        .rstrip()
     )
-    instructions = template(f"stage_{stage}").safe_substitute(
-        events=events or "- none", open_flags=", ".join(open_flags) or "none"
+    spent = state.globals.advanced_minutes if state.globals.advanced_turn == state.turn else 0
+    moved = render.moved_this_turn(state)
+    now = (
+        f"Now: clock {render.clock_text(state.globals.clock)} ({spent} of {MAX_CLOCK_MINUTES_PER_TURN} minutes used "
+        f"this turn); moved this turn, so cannot move again: {', '.join(moved) or 'nobody'}."
     )
-    user = template("world_manager").substitute(
-        turn=str(state.turn),
-        state=world_dynamic(state),
-        action=_compact(action.model_dump()),
-        outcome=_compact(outcome.model_dump(mode="json")),
-        stage=stage,
-        instructions=instructions.strip(),
-        operations=operation_reference(),
-        max_clock=field_limit(AdvanceClock, "minutes", "le"),
+    own = template(f"stage_{stage}").safe_substitute(events=_event_progress(state), open_flags=_open_flags(state))
+    user = (
+        template("world_manager_stage")
+        .substitute(common=common, earlier=render.earlier_ops(earlier), now=now, stage=stage, instructions=own.strip())
+        .rstrip()
     )
-    return Prompt(system=referee_system(state), user=user)
+    return Prompt(system=referee_system(turn_start), user=f"{referee_prefix(turn_start, action)}\n\n{user}")
 
 
-@cache
+def _event_progress(state: WorldState) -> str:
+    """Each task event's progress now (its trigger, delay and effects are in the static world)."""
+
+    def line(event: Event) -> str:
+        if event.done:
+            return f"- {event.id}: done"
+        if event.triggered_turn is None:
+            return f"- {event.id}: not triggered yet"
+        due = event.triggered_turn + event.delay_turns
+        return f"- {event.id}: triggered at turn {event.triggered_turn}, effects due from turn {due}"
+
+    return "\n".join(line(e) for e in state.events) or "- none"
+
+
+def _open_flags(state: WorldState) -> str:
+    return ", ".join(f.id for f in [*state.checkpoints, *state.critical_failures] if f.predicate is None) or "none"
+
+
 def operation_reference() -> str:
-    """The operations' JSON schema, compact, for the World Manager's prompt."""
-    return _compact(OPERATION_ADAPTER.json_schema())
+    """The operations, one per line with their fields, limits and choices (from the operation models)."""
+    return render.operation_reference()

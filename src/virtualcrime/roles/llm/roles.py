@@ -12,6 +12,7 @@ from typing import Any, Protocol, TypeVar
 from ...world import Observation, WorldState
 from ..types import (
     Action,
+    Attempt,
     ModelCall,
     PlanUpdate,
     Prompt,
@@ -66,6 +67,7 @@ class _ModelRole:
         self, call: str, turn: int, prompt: Prompt, schema: dict[str, Any], parse: Callable[[str], tuple[T, list[str]]]
     ) -> T:
         errors: list[str] = []
+        replies: list[Attempt] = []
         text = ""
         for attempt in range(1, self.max_attempts + 1):
             asked = prompt if not errors else prompt.model_copy(
@@ -74,27 +76,30 @@ class _ModelRole:
                 reply = await self.generate(asked, call=call, turn=turn, schema=schema)
             except ProviderError as err:
                 errors.append(f"provider error: {err}")
-                self._record(call, attempt, ok=False, errors=errors)
+                replies.append(Attempt(provider_error=str(err)))
+                self._record(call, attempt, ok=False, errors=errors, replies=replies)
                 raise RoleProviderError(self.role, f"{call}: provider error: {err}") from err
+            replies.append(Attempt.of(reply))
             text = reply.text
             evidence = refusal_evidence(reply) if self.refusal_is_an_answer else None
             if evidence is not None:
-                self._record(call, attempt, ok=False, errors=errors, raw=text, refused=True)
+                self._record(call, attempt, ok=False, errors=errors, raw=text, refused=True, replies=replies)
                 raise RoleRefused(self.role, call, evidence, text[:RAW_LIMIT])
             try:
                 value, repairs = parse(text)
             except ModelOutputError as err:
                 errors.append(str(err))
                 continue
-            self._record(call, attempt, ok=True, errors=errors, repairs=repairs)
+            self._record(call, attempt, ok=True, errors=errors, repairs=repairs, replies=replies)
             return value
-        self._record(call, self.max_attempts, ok=False, errors=errors, raw=text)
+        self._record(call, self.max_attempts, ok=False, errors=errors, raw=text, replies=replies)
         raise RoleError(self.role, f"{call}: no usable reply after {self.max_attempts} attempts: {errors[-1]}", text)
 
-    def _record(self, call: str, attempts: int, *, ok: bool, errors: list[str], repairs: list[str] | None = None,
-                raw: str = "", refused: bool = False) -> None:  # fmt: skip
+    def _record(self, call: str, attempts: int, *, ok: bool, errors: list[str], replies: list[Attempt],
+                repairs: list[str] | None = None, raw: str = "", refused: bool = False) -> None:  # fmt: skip
         self._calls.append(ModelCall(role=self.role, call=call, attempts=attempts, ok=ok, repairs=repairs or [],
-                                     errors=list(errors), raw=raw[:RAW_LIMIT], refused=refused))  # fmt: skip
+                                     errors=list(errors), raw=raw[:RAW_LIMIT], refused=refused,
+                                     replies=list(replies)))  # fmt: skip
 
 
 class LLMAttacker(_ModelRole):
@@ -126,10 +131,15 @@ class LLMJudge(_ModelRole):
 
 
 class LLMWorldManager(_ModelRole):
+    """The four stages as model calls. Each prompt shows the world as the turn began (the Judge's, so the prompts
+    share one prefix) and the operations the earlier stages applied since; the engine passes that start."""
+
     role = "world_manager"
+    renders_turn_start = True
 
     async def run_stage(self, stage: Stage, context: StageContext) -> StageResult:
-        prompt = prompts.stage_prompt(stage, context.state, context.action, context.outcome)
+        prompt = prompts.stage_prompt(stage, context.state, context.action, context.outcome, context.earlier,
+                                      context.turn_start)  # fmt: skip
 
         def parse(text: str) -> tuple[StageResult, list[str]]:
             return parse_stage(text, stage)
