@@ -1,4 +1,12 @@
-"""``virtualcrime harm``: run the over-harm classifier over JSON Lines, or score it against labelled lines."""
+"""``virtualcrime harm``: run the over-harm classifier over JSON Lines, score it against labelled lines or an audit
+file, export an audit of logged actions, and show the effect of correcting the classifier with reviewed labels.
+
+    harm classify FILE.jsonl                      add levels to every line
+    harm validate FILE.jsonl [FILE.jsonl ...]     labelled texts or labelled audit files: figures per file
+    harm audit LOGS [--out FILE] [--model M]      flagged actions + a seeded sample, to label (and/or model-rate)
+    harm audit AUDIT.jsonl --model M              add a second-opinion model's labels to an audit file
+    harm correct LOGS --labels AUDIT.jsonl        per-attacker over-harm before/after the reviewed labels
+"""
 
 from __future__ import annotations
 
@@ -9,12 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .common import CliError
+from .common import CliError, positive_int
+
+DEFAULT_AUDIT = "harm-audit.jsonl"
 
 
 def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line; a line that is not a JSON object with a string
-    ``text`` is a CliError naming the line."""
+    ``text`` (or an action's ``verb``) is a CliError naming the line."""
     try:
         raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     except OSError as err:
@@ -27,7 +37,7 @@ def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
             row = json.loads(line)
         except json.JSONDecodeError as err:
             raise CliError(f"{file}:{number}: not JSON ({err.msg} at column {err.colno})") from err
-        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+        if not isinstance(row, dict) or not (isinstance(row.get("text"), str) or isinstance(row.get("verb"), str)):
             raise CliError(f"{file}:{number}: expected a JSON object with a string 'text'")
         rows.append((number, row))
     if not rows:
@@ -36,28 +46,67 @@ def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    harm = sub.add_parser("harm", help="the over-harm classifier: classify texts or validate against labels")
-    harm.add_argument("action", choices=["classify", "validate"], help="classify: add levels; validate: score labels")
-    harm.add_argument("file", metavar="FILE.jsonl", help="JSON Lines with a 'text' per line ('-' for stdin)")
+    harm = sub.add_parser(
+        "harm",
+        help="the over-harm classifier: classify, validate, audit logged actions, correct with reviewed labels",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    harm.add_argument("action", choices=["classify", "validate", "audit", "correct"], help="what to do")
+    harm.add_argument("files", nargs="+", metavar="FILE",
+                      help="JSON Lines ('-' for stdin), audit files, or logs (audit, correct)")  # fmt: skip
     harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
-    harm.add_argument("--json", action="store_true", help="validate: print the figures as JSON")
+    harm.add_argument("--json", action="store_true", help="validate, correct: print the figures as JSON")
+    harm.add_argument("--out", metavar="FILE", help=f"audit: the file to write (default {DEFAULT_AUDIT})")
+    harm.add_argument("--sample", type=int, default=200, metavar="N",
+                      help="audit: unflagged actions to draw (default 200)")  # fmt: skip
+    harm.add_argument("--seed", type=int, default=0, metavar="S", help="audit: sampling seed (default 0)")
+    harm.add_argument("--model", metavar="MODEL",
+                      help="audit: also ask this Inspect model (virtualcrime/local offline) for levels")  # fmt: skip
+    harm.add_argument("--concurrency", type=positive_int, default=8, metavar="N",
+                      help="audit --model: calls at a time (default 8)")  # fmt: skip
+    harm.add_argument("--labels", action="append", metavar="AUDIT.jsonl",
+                      help="correct: a labelled audit file (repeatable)")  # fmt: skip
+    harm.add_argument("--judge", metavar="MODEL", help="correct: the judge whose runs count (default: most runs)")
+    harm.add_argument("--resamples", type=positive_int, default=10_000, metavar="N",
+                      help="correct: bootstrap resamples (default 10000)")  # fmt: skip
+    harm.add_argument("--include-unfinished", action="store_true", help="audit, correct: use unfinished evals too")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Dispatch ``harm classify`` / ``harm validate``."""
-    rows = _read_lines(args.file)
+    """Dispatch ``harm classify | validate | audit | correct``."""
     if args.action == "classify":
-        for line in _classified(rows):
+        if len(args.files) != 1:
+            raise CliError("harm classify reads one file")
+        for line in _classified(_read_lines(args.files[0])):
             print(line)
         return 0
-    return _validate(args.file, rows, show_errors=args.show_errors, as_json=args.json)
+    if args.action == "validate":
+        return _validate_files(args.files, show_errors=args.show_errors, as_json=args.json)
+    if args.action == "audit":
+        return _audit(args)
+    return _correct(args)
+
+
+def _first_line(file: str) -> str:
+    if file == "-":
+        return ""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            return next((line for line in handle if line.strip()), "")
+    except OSError as err:
+        raise CliError(f"cannot read {file}: {err.strerror or err}") from err
 
 
 def _classified(rows: list[tuple[int, dict[str, Any]]]) -> Iterator[str]:
-    from ..analysis.harm import LEXICON_VERSION, classify
+    from ..analysis.harm import LEXICON_VERSION, classify, classify_action
 
     for _, row in rows:
-        levels = classify(row["text"])
+        if isinstance(row.get("verb"), str):
+            levels = classify_action(row["verb"], str(row.get("target", "")), str(row.get("description", "")),
+                                     row.get("target_kind"))  # fmt: skip
+        else:
+            levels = classify(row["text"], str(row.get("target", "")), row.get("target_kind"))
         out = dict(row)
         out.update(
             force=levels.force,
@@ -71,7 +120,41 @@ def _classified(rows: list[tuple[int, dict[str, Any]]]) -> Iterator[str]:
         yield json.dumps(out, ensure_ascii=False)
 
 
-def _validate(file: str, rows: list[tuple[int, dict[str, Any]]], show_errors: bool, as_json: bool) -> int:
+def _validate_files(files: list[str], show_errors: bool, as_json: bool) -> int:
+    from ..analysis.harm.agreement import validate_audit
+    from ..analysis.harm.audit import AuditFileError, is_audit_file, read_audit
+    from ..analysis.harm.render import audit_validation_text, summary_line, validation_text
+
+    payloads: list[dict[str, Any]] = []
+    texts: list[str] = []
+    summaries: list[str] = []
+    for file in files:
+        if is_audit_file(_first_line(file)):
+            try:
+                header, items = read_audit(Path(file))
+            except AuditFileError as err:
+                raise CliError(str(err)) from err
+            found = validate_audit(file, header, items)
+            payloads.append({"file": file, "audit": found.model_dump()})
+            texts.append(audit_validation_text(found, show_errors))
+            continue
+        report = _validate_labelled(file, _read_lines(file))
+        payload = report.model_dump(exclude={"lines"})
+        if show_errors:
+            payload["errors"] = [e.model_dump() for e in report.errors]
+        payloads.append({"file": file, **payload})
+        texts.append(validation_text(file, report, show_errors))
+        summaries.append(summary_line(file, report))
+    if as_json:
+        print(json.dumps(payloads[0] if len(payloads) == 1 else payloads, indent=2))
+        return 0
+    print("\n\n".join(texts))
+    if len(summaries) > 1:
+        print("\nexceeds allowance per file:\n" + "\n".join(summaries))
+    return 0
+
+
+def _validate_labelled(file: str, rows: list[tuple[int, dict[str, Any]]]) -> Any:
     from pydantic import ValidationError
 
     from ..analysis.harm.validate import LabelledText, allowance_for, validate
@@ -90,33 +173,94 @@ def _validate(file: str, rows: list[tuple[int, dict[str, Any]]], show_errors: bo
             except KeyError as err:
                 raise CliError(f"{file}:{number}: {err.args[0]}") from err
         examples.append((number, example))
-    report = validate(examples)
-    if as_json:
-        payload = report.model_dump(exclude={"lines"})
-        if show_errors:
-            payload["errors"] = [e.model_dump() for e in report.errors]
-        print(json.dumps(payload, indent=2))
-        return 0
-    print(f"{report.n} labelled lines, lexicon {report.lexicon_version}")
-    for scale in (report.force, report.property):
-        print(f"\n{scale.scale}: exact accuracy {scale.accuracy:.3f}  (rows = label, columns = predicted)")
-        print("       " + " ".join(f"{p:>5}" for p in range(len(scale.matrix))))
-        for label, counts in enumerate(scale.matrix):
-            print(f"  {label:>3}  " + " ".join(f"{c:>5}" for c in counts))
-    if report.exceeds is None:
-        print("\nexceeds allowance: no line names an objective, so not scored")
+    return validate(examples)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from ..analysis.harm.audit import AuditFileError, header_for, is_audit_file, read_audit, select, write_audit
+
+    if len(args.files) == 1 and args.files[0].endswith(".jsonl") and is_audit_file(_first_line(args.files[0])):
+        if not args.model:
+            raise CliError("give --model to add a model's labels to an existing audit file")
+        path = Path(args.files[0])
+        try:
+            header, items = read_audit(path)
+        except AuditFileError as err:
+            raise CliError(str(err)) from err
+        out = Path(args.out) if args.out else path
     else:
-        d = report.exceeds
-        print(
-            f"\nexceeds allowance: precision {d.precision:.3f}  recall {d.recall:.3f}  F1 {d.f1:.3f}"
-            f"  (TP {d.tp}  FP {d.fp}  FN {d.fn}  TN {d.tn})"
-        )
-    if show_errors:
-        errors = report.errors
-        print(f"\n{len(errors)} line(s) with a level wrong:")
-        for e in errors:
-            print(
-                f"  line {e.line}: force {e.force}->{e.predicted_force} property {e.property}->{e.predicted_property}"
-                f"  [{e.force_evidence or '-'} | {e.property_evidence or '-'}]  {e.text}"
-            )
+        from ..analysis.harm.audit_logs import audit_items, logged_runs
+        from ..analysis.harm.lexicon import load_lexicon
+
+        if args.sample < 0:
+            raise CliError("--sample must be 0 or more")
+        try:
+            runs, problems = logged_runs(args.files, include_unfinished=args.include_unfinished)
+        except FileNotFoundError as err:
+            raise CliError(str(err)) from err
+        for problem in problems:
+            print(f"left out: {Path(problem.log).name}: {problem.message}", file=sys.stderr)
+        if not runs:
+            raise CliError("no finished VirtualCrime runs found in " + ", ".join(args.files))
+        items, population = select(list(audit_items(runs)), args.sample, args.seed)
+        header = header_for(items, population, load_lexicon().version, (r.log for r in runs), args.seed, args.sample)
+        out = Path(args.out or DEFAULT_AUDIT)
+    if args.model:
+        items = _with_model(items, args.model, args.concurrency)
+    write_audit(out, header, items)
+    drawn = ", ".join(f"{k} {v}" for k, v in sorted(header.drawn.items()))
+    print(f"Wrote {len(items)} action(s) ({drawn}) to {out}" + (f", rated by {args.model}" if args.model else ""))
+    print("Label them (label_force / label_property, or label_exceeds), then: virtualcrime harm validate "
+          f"{out}; virtualcrime harm correct LOGS --labels {out}")  # fmt: skip
+    return 0
+
+
+def _with_model(items: Any, model: str, concurrency: int) -> Any:
+    import asyncio
+
+    from ..analysis.harm.reviewer import rate_all
+    from ..harness.harm_review import reviewer_generate
+    from ..harness.roles import RoleConfigError
+
+    try:
+        generate = reviewer_generate(model)
+    except RoleConfigError as err:
+        raise CliError(str(err)) from err
+    labels = asyncio.run(rate_all(generate, model, items, concurrency))
+    return [item.model_copy(update={"model": label}) for item, label in zip(items, labels, strict=True)]
+
+
+def _correct(args: argparse.Namespace) -> int:
+    from ..analysis.bootstrap import Bootstrap
+    from ..analysis.harm.audit import AuditFileError, labels_from
+    from ..analysis.harm.render import correction_text
+    from ..analysis.harm_audit import build_harm_correction
+    from ..analysis.report import ReportError, load_runs
+    from ..analysis.summary import choose_primary_judge, dedupe
+
+    if not args.labels:
+        raise CliError("give the labelled audit file(s) with --labels")
+    try:
+        labels = labels_from([Path(p) for p in args.labels])
+    except AuditFileError as err:
+        raise CliError(str(err)) from err
+    if not labels.verdicts:
+        raise CliError("the audit file(s) hold no labels yet: fill label_force / label_property or label_exceeds")
+    try:
+        loaded = load_runs(args.files, include_unfinished=args.include_unfinished)
+    except ReportError as err:
+        raise CliError(str(err)) from err
+    if not loaded.runs:
+        raise CliError("no finished VirtualCrime runs found in " + ", ".join(args.files))
+    runs, _ = dedupe(loaded.runs)
+    try:
+        judge = choose_primary_judge(runs, args.judge)
+    except ValueError as err:
+        raise CliError(str(err)) from err
+    primary = [r for r in runs if r.judge == judge]
+    tasks = sorted({r.task_id for r in runs})
+    attackers = sorted({r.attacker for r in primary})
+    found = build_harm_correction(primary, judge, tasks, attackers, Bootstrap.for_tasks(len(tasks), args.resamples),
+                                  labels)  # fmt: skip
+    print(found.model_dump_json(indent=2) if args.json else correction_text(found))
     return 0

@@ -2,19 +2,27 @@
 text, from a versioned phrase lexicon with negation, pretence, threat and neutral-idiom handling."""
 
 from ...scenarios.schema import HarmAllowance
-from .classifier import HarmLevels, action_text, classify
+from .classifier import HarmLevels, action_text, classify, classify_action
 from .lexicon import load_lexicon
+from .normalise import TARGET_KINDS, TargetKind
 from .runs import ActionHarm, RunHarm, run_harm
+from .targets import classify_record, observation_kinds, records_harm
 
 LEXICON_VERSION: str = load_lexicon().version
 
 __all__ = [
     "LEXICON_VERSION",
+    "TARGET_KINDS",
     "ActionHarm",
     "HarmAllowance",
     "HarmLevels",
     "RunHarm",
+    "TargetKind",
     "action_text",
     "classify",
+    "classify_action",
+    "classify_record",
+    "observation_kinds",
+    "records_harm",
     "run_harm",
 ]

@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...scenarios import get_task, load_objectives
 from ...scenarios.schema import HarmAllowance
-from .classifier import HarmLevels, classify
+from .classifier import HarmLevels, action_text, classify, classify_action
 from .lexicon import load_lexicon
+from .normalise import TargetKind
 
 LEVELS = 5
 
@@ -21,12 +22,31 @@ class _Model(BaseModel):
 
 
 class LabelledText(_Model):
-    """One labelled line: the text, its true levels and (optionally) the objective it was written for."""
+    """One labelled line: the text, its true levels and (optionally) the objective it was written for.
 
-    text: str
+    A line may also give the action's own fields (``verb``, ``target``, ``target_kind``, ``description``): then
+    those are classified, as the report does for a logged action, and ``text`` is for reading only."""
+
+    text: str = ""
     force: int = Field(ge=0, le=LEVELS - 1)
     property: int = Field(ge=0, le=LEVELS - 1)
     objective: str | None = None
+    category: str | None = None  # what the line tests ("lethal_euphemism", "idiom", ...), for reading errors
+    verb: str | None = None
+    target: str = ""
+    target_kind: TargetKind | None = None
+    description: str = ""
+
+    def classified(self) -> HarmLevels:
+        """The bundled classifier's levels for this line."""
+        if self.verb is not None:
+            return classify_action(self.verb, self.target, self.description, self.target_kind)
+        return classify(self.text, self.target, self.target_kind)
+
+    @builtins.property
+    def shown(self) -> str:
+        """The text a reader sees: ``text``, or the action's fields joined."""
+        return self.text or action_text(self.verb or "", self.description, self.target)
 
 
 class ScaleReport(_Model):
@@ -147,16 +167,17 @@ def allowance_for(objective: str) -> HarmAllowance:
 def validate(
     examples: Sequence[tuple[int, LabelledText]],
     allowances: Mapping[str, HarmAllowance] | None = None,
-    classifier: Callable[[str], HarmLevels] = classify,
+    classifier: Callable[[str], HarmLevels] | None = None,
 ) -> ValidationReport:
     """Classify ``(line number, labelled text)`` pairs and compare with their labels.
 
     The exceeds-allowance decision is scored over the lines that name an objective, with allowances from
-    ``allowances`` (default: the bundled objectives); it is None when no line names one.
+    ``allowances`` (default: the bundled objectives); it is None when no line names one. ``classifier`` replaces
+    the bundled one (it gets each line's text).
     """
     lines: list[LineResult] = []
     for number, example in examples:
-        got = classifier(example.text)
+        got = classifier(example.shown) if classifier is not None else example.classified()
         label_exceeds = predicted_exceeds = None
         if example.objective is not None:
             allowance = allowances[example.objective] if allowances is not None else allowance_for(example.objective)
@@ -165,7 +186,7 @@ def validate(
         lines.append(
             LineResult(
                 line=number,
-                text=example.text,
+                text=example.shown,
                 force=example.force,
                 property=example.property,
                 predicted_force=got.force,
