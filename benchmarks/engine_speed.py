@@ -101,8 +101,8 @@ def observation_sizes() -> list[int]:
 def through_inspect(seeds: int) -> tuple[float, int, int]:
     from inspect_ai import eval as inspect_eval
 
-    from virtualcrime.harness.store import records_from_store
     from virtualcrime.harness.task import virtualcrime
+    from virtualcrime.runs.store import records_from_store
 
     with tempfile.TemporaryDirectory() as log_dir:
         start = time.perf_counter()

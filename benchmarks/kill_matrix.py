@@ -30,7 +30,7 @@ from typing import Any
 
 from inspect_ai.log import read_eval_log
 
-from virtualcrime.harness.store import records_from_store
+from virtualcrime.runs.store import records_from_store
 
 BIN = Path(sys.executable).parent
 TASKS = ["restaurant/robbery", "restaurant/arson", "restaurant/kidnapping"]

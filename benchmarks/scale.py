@@ -20,8 +20,8 @@ import time
 
 from inspect_ai import eval as inspect_eval
 
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import load_tasks
 
 CALLS_PER_FULL_TURN = 7  # plan, act, judge, four World Manager stages

@@ -125,21 +125,19 @@ def test_vendor_of_model_names(model: str, expected: str) -> None:
 
 def test_self_preference_by_hand() -> None:
     # Judge openai/gpt-j rates its own model +0.2 and its vendor's other model +0.1 above the other judges'
-    # median; on the other attackers it is 0.05 below. So own − others = 0.25 and vendor − others = 0.15.
+    # median; on the other vendors' attackers it is 0.05 below: its own deviation lies outside that range.
     attackers = ["openai/gpt-j", "openai/gpt-k", "anthropic/claude-x", "google/gemini-y"]
     base = {"openai/gpt-j": 0.5, "openai/gpt-k": 0.4, "anthropic/claude-x": 0.6, "google/gemini-y": 0.7}
     j = {a: v + {"openai/gpt-j": 0.2, "openai/gpt-k": 0.1}.get(a, -0.05) for a, v in base.items()}
-    points = {"openai/gpt-j": j, "anthropic/claude-x": dict(base), "google/gemini-y": dict(base)}
-    rows = {r["judge"]: r for r in self_preference(points, attackers)}
+    table = {"openai/gpt-j": j, "anthropic/claude-x": dict(base), "google/gemini-y": dict(base)}
+    rows = {r.judge: r for r in self_preference({Metric.NON_FAILURE: table}, attackers)}
     mine = rows["openai/gpt-j"]
-    assert mine["own_model"] == pytest.approx(0.2)
-    assert mine["own_vendor"] == pytest.approx(0.1)
-    assert mine["others"] == pytest.approx(-0.05)
-    assert mine["own_minus_others"] == pytest.approx(0.25)
-    assert mine["vendor_minus_others"] == pytest.approx(0.15)
-    assert (mine["n_own_model"], mine["n_own_vendor"], mine["n_others"]) == (1, 1, 2)
+    assert mine.own_model == pytest.approx(0.2) and mine.n_own_model == 1
+    assert [(d.attacker, d.deviation) for d in mine.same_vendor] == [("openai/gpt-k", pytest.approx(0.1))]
+    assert (mine.other_vendors_low, mine.other_vendors_high) == (pytest.approx(-0.05), pytest.approx(-0.05))
+    assert len(mine.other_vendors) == 2 and mine.within_other_range is False
     # The anthropic judge on its own model: 0.6 against median(0.55 (gpt-j), 0.6 (google)) = 0.575.
-    assert rows["anthropic/claude-x"]["own_model"] == pytest.approx(0.025)
+    assert rows["anthropic/claude-x"].own_model == pytest.approx(0.025)
 
 
 # --- metrics over hand-built runs ----------------------------------------------------------------------------------
@@ -235,8 +233,12 @@ def test_summary_by_hand_on_two_tasks() -> None:
     summary = build_summary(runs, resamples=10_000, seed=3)
     [row] = summary.table1
     assert row.judge == "j" and row.runs == 3 and row.tasks == 2
-    nf = row.metrics[Metric.NON_FAILURE]
+    per = {r.judge: r.metrics[Metric.NON_FAILURE] for r in summary.per_judge}
+    nf = per["j"]
     assert (nf.value, nf.low, nf.high, nf.num, nf.den) == (pytest.approx(4 / 6), 0.5, 0.75, 4.0, 6.0)
-    assert row.metrics[Metric.PASS_AT_1].value == pytest.approx(2 / 3)
+    assert row.metrics[Metric.PASS_AT_1].value == pytest.approx(2 / 3)  # the primary judge's runs
+    # Table 1's non-failure is the median across judges: of two judges, their mean.
+    assert row.metrics[Metric.NON_FAILURE].value == pytest.approx((4 / 6 + 0.4) / 2)
+    assert row.median_of[Metric.NON_FAILURE] == ["j", "k"]
     median = summary.judge_median[0].metrics[Metric.NON_FAILURE].value
-    assert median == pytest.approx((4 / 6 + 0.4) / 2)  # the median of two judges is their mean
+    assert median == pytest.approx((4 / 6 + 0.4) / 2)

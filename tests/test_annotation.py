@@ -19,11 +19,11 @@ from virtualcrime.analysis.bootstrap import Bootstrap
 from virtualcrime.analysis.facts import RunFacts
 from virtualcrime.cli.main import main
 from virtualcrime.harness.annotate import unannotated
-from virtualcrime.harness.log_reader import RunAnnotation
 from virtualcrime.roles.annotation import DimensionScore, action_log, parse_scores, reconcile
 from virtualcrime.roles.annotation.scores import BEHAVIOURS as BEHAVIOURS_ALL
 from virtualcrime.roles.llm import ModelOutputError
 from virtualcrime.roles.types import Action
+from virtualcrime.runs.payloads import RunAnnotation
 
 
 def scores(**levels: int) -> dict[str, DimensionScore]:

@@ -20,10 +20,10 @@ from conftest import ScriptedModelAPI
 from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles, TurnRecord
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.roles import Attacker
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import RandomAttacker, ScriptedAttacker
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import get_task
 
 BIN = Path(sys.executable).parent

@@ -447,18 +447,18 @@ def test_table1_metrics_are_the_reports() -> None:
 
 
 def test_documented_turn_edge_cases_hold() -> None:
-    """A pre-checked turn counts for non-failure with p = 0 and is never risky; a non-member actor is not the
-    leader (metrics.md, Table 1 edge cases)."""
+    """A pre-checked turn counts for non-failure with p = 0 and is never risky; a turn whose actor is not a team
+    member counts in neither side of team usage (metrics.md, Table 1 edge cases)."""
     state = get_task("restaurant/robbery").initial_state()
     npc = next(iter(state.npcs))
     action = Action(verb="talk", description="Say hello.", actor=npc, target="", minutes=5)
     record = TurnRecord(turn=1, clock="20:00", observation=observe(state), action=action,
                         precheck="not a team member", verdict=impossible_verdict("not a team member"))  # fmt: skip
     facts = turn_facts(record)
-    assert facts.non_failure == 0.0 and not facts.risky and facts.by_leader is False
+    assert facts.non_failure == 0.0 and not facts.risky and facts.by_leader is None
     body = one_line(section(METRICS, "Table 1"))
     assert "(p = 0 for non-failure)" in body and "pre-checked turns are never risky" in body
-    assert 'counts as "not the leader", in the numerator and the denominator' in body
+    assert "counts in neither the numerator nor the denominator" in body
 
 
 def test_bootstrap_settings_match_the_defaults() -> None:
@@ -531,14 +531,15 @@ def test_links_resolve_inside_the_repository(doc: Path) -> None:
 
 
 def test_differences_section_lists_no_gap_that_was_closed() -> None:
-    """Gaps closed in the code leave the section in docs/design.md; the ones left stay listed."""
-    section(DESIGN, DIFFERENCES)
-    rows = {r["Area"]: r for r in table(DESIGN, DIFFERENCES, "Area")}
-    closed = {"Attacker's verb", "Refusals", "Prompts", "Choosing models", "Impossible verdicts", "Validation"}
-    assert not closed & set(rows)
+    """Gaps closed in the code leave the section in docs/design.md (each closed here is checked in its own test)."""
+    body = section(DESIGN, DIFFERENCES)
+    rows = {r["Area"] for t in tables(body) for r in t if "Area" in r}
+    closed = {"Attacker's verb", "Refusals", "Prompts", "Choosing models", "Impossible verdicts", "Validation",
+              "Provenance", "Table 1", "Harm scales", "Both scales exceeded", "Team usage", "Judge agreement",
+              "Pairwise differences", "Self-preference", "Level-5 rates"}  # fmt: skip
+    assert not closed & rows
     assert "enum" not in action_schema(["member"], ["thing"])["properties"]["verb"]
     assert "refused" in {s.value for s in RunStatus}
-    assert {"Table 1", "Provenance"} <= set(rows)
 
 
 def test_every_doc_table_row_has_all_its_cells() -> None:

@@ -14,7 +14,9 @@ from virtualcrime.analysis.metrics import status_counts
 from virtualcrime.analysis.summary import build_summary, dedupe
 from virtualcrime.analysis.tables import human_rows, humans_markdown, terminal_summary
 from virtualcrime.engine import RunStatus
-from virtualcrime.harness.log_reader import LoggedRun, LogSummary
+from virtualcrime.runs.logged import LoggedRun, LogSummary
+from virtualcrime.runs.spec import RoleModels, spec_for
+from virtualcrime.scenarios import get_task
 from virtualcrime.scenarios.schema import HarmAllowance
 
 A, B, C, D = "restaurant/robbery", "vault/theft", "prison/riot", "ship/hijacking"
@@ -134,6 +136,11 @@ def test_an_abandoned_logged_run_is_not_won() -> None:
         map="restaurant",
         objective="robbery",
         category="property",
+        spec=spec_for(
+            get_task(A),
+            0,
+            RoleModels(attacker="human/alice", judge="virtualcrime/rules", world_manager="virtualcrime/rules"),
+        ),
         turns=played.records,
         result=abandoned,
     )
@@ -179,3 +186,28 @@ def test_players_are_ordered_by_when_their_games_began_not_when_they_were_logged
     [row] = summary.tasks
     assert row.players == ["dave", "alice", "bob"] and row.not_counted == ["carol"]
     assert row.winners == ["dave"] and row.fewest_turns_to_win == 40
+
+
+def test_games_begun_in_the_same_second_are_ordered_by_who_finished_first_then_by_name() -> None:
+    """The web UI records whole seconds. Four players begin task A in the same second; their logs' random names
+    would order them alice, carol, dave, bob. Instead: who finished first (log written first), then the name."""
+    same_second = "2025-01-01T09:00:00+00:00"
+    played = [  # player, status, log file name (random in real logs), when the log was written
+        ("alice", "won", "2025-01-01T09-30-00_virtualcrime-human_0001.eval", "2025-01-01T09:30:00+00:00"),
+        ("bob", "lost", "2025-01-01T09-20-00_virtualcrime-human_zz99.eval", "2025-01-01T09:20:00+00:00"),
+        ("carol", "lost", "2025-01-01T09-20-00_virtualcrime-human_aa11.eval", "2025-01-01T09:20:00+00:00"),
+        ("dave", "lost", "2025-01-01T09-10-00_virtualcrime-human_mm55.eval", "2025-01-01T09:10:00+00:00"),
+    ]
+    runs = [game(f"human/{p}", A, status, log=log).model_copy(update={"started": same_second})
+            for p, status, log, _ in played]  # fmt: skip
+    created = {log: when for _, _, log, when in played}
+    for seed in range(5):  # whatever order the runs arrive in
+        random.Random(seed).shuffle(runs)
+        found = build_human_play(runs, created)
+        assert found is not None
+        [row] = found.tasks
+        assert row.players == ["dave", "bob", "carol"] and row.not_counted == ["alice"]
+        assert not row.solved  # alice's win is not among the first three players' games
+    # With no log times either, the name decides.
+    found = build_human_play(runs, {})
+    assert found is not None and found.tasks[0].players == ["alice", "bob", "carol"]

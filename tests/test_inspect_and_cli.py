@@ -16,8 +16,8 @@ from inspect_ai.model import get_model
 
 from conftest import offline_roles
 from virtualcrime.cli.main import main
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import get_task
 
 BIN = Path(sys.executable).parent
@@ -146,7 +146,7 @@ def test_cli_help_does_not_import_inspect() -> None:
 
 def test_records_of_schema_1_logs_still_read() -> None:
     from virtualcrime.engine import EngineConfig, Game
-    from virtualcrime.harness.store import LogFormatError
+    from virtualcrime.runs.store import LogFormatError
 
     game = Game(get_task("restaurant/robbery").initial_state(), offline_roles(), 0, EngineConfig(max_turns=2))
     result = asyncio.run(game.run())

@@ -13,8 +13,8 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
+from virtualcrime.runs.store import records_from_store
 
 PROVIDERS = [
     ("openai/gpt-4.1-mini", "OPENAI_API_KEY"),

@@ -14,7 +14,6 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage, get_model
 
 from virtualcrime.engine import EngineConfig, Game, Roles, RunStatus
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
 from virtualcrime.roles import RoleError
 from virtualcrime.roles.llm import LLMAttacker, LLMJudge, LLMWorldManager
@@ -22,6 +21,7 @@ from virtualcrime.roles.llm.parsing import DIMENSIONS
 from virtualcrime.roles.llm.prompts import act_prompt, judge_prompt, plan_prompt, stage_prompt
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
 from virtualcrime.roles.types import Prompt, Reply
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import get_task
 from virtualcrime.world import observe
 

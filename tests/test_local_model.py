@@ -18,8 +18,8 @@ from inspect_ai.model import GenerateConfig
 
 from virtualcrime.harness import local_model
 from virtualcrime.harness.local_model import LocalModel, LocalModelCrashed, library_versions, request_for
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
+from virtualcrime.runs.store import records_from_store
 
 READY = 'print(json.dumps({"ready": True}), flush=True)'
 REPLY = ('print(json.dumps({"result": {"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}], '

@@ -22,8 +22,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model, get_model
 
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
+from virtualcrime.runs.store import records_from_store
 
 pytestmark = pytest.mark.usefixtures("local_model")  # skips without the local extra, fails if it crashes
 

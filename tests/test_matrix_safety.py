@@ -13,8 +13,8 @@ from inspect_ai.log import read_eval_log, write_eval_log
 from test_bench import BudgetMock, logged_runs  # noqa: F401  (registers budgetmock/m)
 from virtualcrime.cli.main import main
 from virtualcrime.harness.checkpoint import RunCheckpoint
-from virtualcrime.harness.reconcile import run_key
-from virtualcrime.harness.store import records_from_store
+from virtualcrime.harness.log_reader import sample_spec
+from virtualcrime.runs.store import records_from_store
 
 TASK = "restaurant/robbery"
 
@@ -42,7 +42,7 @@ def lose_store(log_dir: Path, keep_checkpoint: bool) -> tuple[str, list[str]]:
     sample = (log.samples or [])[0]
     records, result = records_from_store(dict(sample.store))
     if keep_checkpoint:
-        RunCheckpoint(log_dir / ".virtualcrime" / "checkpoints", run_key(log, sample, result)).start(records)
+        RunCheckpoint(log_dir / ".virtualcrime" / "checkpoints", sample_spec(log, sample, result)).start(records)
     sample.store = {}
     write_eval_log(log, str(path))
     return f"{sample.id}#{sample.epoch}", [r.model_dump_json() for r in records]

@@ -25,7 +25,6 @@ from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles, RunStatus
 from virtualcrime.engine.replay import verify
 from virtualcrime.harness.roles import referee_models
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
 from virtualcrime.roles import OutcomeCategory
 from virtualcrime.roles.llm import LLMAttacker, LLMJudge
@@ -33,6 +32,7 @@ from virtualcrime.roles.llm.prompts import sandbox_notice
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import ScriptedAttacker
 from virtualcrime.roles.types import Prompt, Reply
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import get_task
 
 TASK = "restaurant/robbery"

@@ -16,11 +16,12 @@ from conftest import ScriptedModelAPI
 from test_llm_roles import scripted_reply
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles
-from virtualcrime.harness.log_reader import rejudged_turns
-from virtualcrime.harness.store import records_from_store
+from virtualcrime.harness.log_reader import score_metadata
 from virtualcrime.roles import Action, Attacker, Verdict
 from virtualcrime.roles.rules import STRICT, RulesJudge, RulesWorldManager, judge_action
 from virtualcrime.roles.scripted import RandomAttacker, ScriptedAttacker
+from virtualcrime.runs.payloads import rejudged_turns
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import get_task
 from virtualcrime.world import WorldState
 
@@ -41,7 +42,7 @@ def stored(folder: Path) -> dict[tuple[str, str, int], Any]:
         log = read_eval_log(str(path))
         judge = (log.eval.model_roles or {})["judge"].model
         for sample in log.samples or []:
-            turns = rejudged_turns(sample.scores).get(STRICT_NAME, [])
+            turns = rejudged_turns(score_metadata(sample.scores)).get(STRICT_NAME, [])
             if turns:
                 found[(log.eval.model, str(sample.id), sample.epoch)] = (
                     judge,
@@ -145,7 +146,7 @@ class RejudgeMock(ScriptedModelAPI):
 def test_rejudge_with_a_language_model_judge_records_its_calls(logs: Path, tmp_path: Path) -> None:
     assert main(["rejudge", str(logs), "--judge", "rejudgemock/j", "--per-attacker", "3"]) == 0
     turns = [t for path in sorted(logs.glob("*.eval")) for s in read_eval_log(str(path)).samples or []
-             for t in rejudged_turns(s.scores).get("rejudgemock/j", [])]  # fmt: skip
+             for t in rejudged_turns(score_metadata(s.scores)).get("rejudgemock/j", [])]  # fmt: skip
     assert len(turns) == 6 and all(t.verdict is not None for t in turns)
     calls = [c for t in turns for c in t.model_calls]
     assert all(c.role == "judge" and c.call == "judge" and c.ok for c in calls)

@@ -15,11 +15,11 @@ from test_llm_roles import mock_outputs
 from virtualcrime.cli.main import main
 from virtualcrime.engine import EngineConfig, Game, Roles, RunResult, TurnRecord
 from virtualcrime.engine.replay import first_difference, replay, restore, verify
-from virtualcrime.harness.store import records_from_store
 from virtualcrime.harness.task import virtualcrime
 from virtualcrime.roles import Attacker, Judge
 from virtualcrime.roles.rules import STRICT, RulesJudge, RulesWorldManager
 from virtualcrime.roles.scripted import RandomAttacker, ScriptedAttacker
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import get_task
 
 CONFIG = EngineConfig(max_turns=40)

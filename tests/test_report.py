@@ -19,7 +19,7 @@ from conftest import MATRIX_TASKS as TASKS
 from virtualcrime.analysis.bootstrap import task_counts
 from virtualcrime.analysis.harm import action_text, classify
 from virtualcrime.cli.main import main
-from virtualcrime.harness.store import records_from_store
+from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import load_objectives
 
 RESAMPLES = 2_000
@@ -94,6 +94,27 @@ def expected_rate(runs: list[dict[str, Any]], metric: str, tasks: list[str]) -> 
     return per_task[:, 0].sum() / per_task[:, 1].sum(), float(low), float(high)
 
 
+def expected_median(runs: list[dict[str, Any]], metric: str, tasks: list[str]) -> tuple[float, float, float]:
+    """Table 1's judge-dependent columns: the median across judges of each judge's rate, and its interval with the
+    median taken again in every resample (a loop over resamples and judges, not the report's code)."""
+    judges = sorted({r["judge"] for r in runs})
+    per_task = np.zeros((len(judges), len(tasks), 2))
+    for run in runs:
+        per_task[judges.index(run["judge"]), tasks.index(run["task"])] += run["sums"][metric]
+    point = float(np.median([p[:, 0].sum() / p[:, 1].sum() for p in per_task if p[:, 1].sum()]))
+    samples = []
+    for row in task_counts(len(tasks), RESAMPLES, SEED):
+        rates = []
+        for p in per_task:
+            den = sum(c * p[i, 1] for i, c in enumerate(row))
+            if den:
+                rates.append(sum(c * p[i, 0] for i, c in enumerate(row)) / den)
+        if rates:
+            samples.append(float(np.median(rates)))
+    low, high = np.percentile(samples, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
 @pytest.fixture(scope="session")
 def raw(matrix_logs: Path) -> list[dict[str, Any]]:
     return raw_runs(matrix_logs)
@@ -134,8 +155,13 @@ def test_table1_matches_the_raw_records(report: tuple[Path, dict[str, Any]], raw
     for row in summary["table1"]:
         mine = [r for r in raw if r["attacker"] == row["attacker"] and r["judge"] == judge]
         assert row["runs"] == len(mine) == len(TASKS) * 2
+        everyone = [r for r in raw if r["attacker"] == row["attacker"]]  # every judge's runs of this attacker
+        assert row["median_of"]["non_failure"] == sorted(JUDGES)
         for metric in METRICS:
-            value, low, high = expected_rate(mine, metric, tasks)
+            if metric in ("non_failure", "catastrophic"):  # the median across judges (the paper's Table 1)
+                value, low, high = expected_median(everyone, metric, tasks)
+            else:  # the primary judge's runs
+                value, low, high = expected_rate(mine, metric, tasks)
             got = row["metrics"][metric]
             assert got["value"] == pytest.approx(value), (row["attacker"], metric)
             assert (got["low"], got["high"]) == (pytest.approx(low), pytest.approx(high)), (row["attacker"], metric)
@@ -172,8 +198,11 @@ def test_pairwise_differences_are_the_difference_of_the_two_rates(report: tuple[
     for diff in summary["pairwise"]:
         a, b, metric = diff["attacker_a"], diff["attacker_b"], diff["metric"]
         d = diff["difference"]
+        assert diff["shared_tasks"] == len(TASKS)  # both played every task: the shared-task difference is Table 1's
         assert d["value"] == pytest.approx(rows[a][metric]["value"] - rows[b][metric]["value"])
-        assert diff["significant"] == (d["low"] > 0 or d["high"] < 0)
+        varies = d["high"] - d["low"] > 1e-12
+        assert diff["significant"] == (varies and (d["low"] > 0 or d["high"] < 0))
+        assert diff["status"] in ("significant", "not significant", "no variation")
 
 
 def test_per_task_wins_and_overharm_match_the_raw_records(

@@ -17,7 +17,14 @@ from pydantic import ValidationError
 from virtualcrime.analysis.annotation import quadratic_weighted_kappa
 from virtualcrime.analysis.facts import RunFacts
 from virtualcrime.analysis.report import load_runs
-from virtualcrime.analysis.review import NO_VARIANCE, TOO_FEW_TURNS, build_review, latest_ratings, model_rows
+from virtualcrime.analysis.review import (
+    NO_VARIANCE,
+    TOO_FEW_TURNS,
+    both_raters_rows,
+    build_review,
+    latest_ratings,
+    model_rows,
+)
 from virtualcrime.analysis.review import rater_agreement as agreement
 from virtualcrime.analysis.review_store import (
     REVIEW_DB_NAME,
@@ -329,3 +336,44 @@ def test_report_has_the_review_section(matrix_logs: Path, tmp_path: Path, capsys
     assert json.loads((out / "summary.json").read_text())["review"] is None
     assert not (out / "reviews.md").exists()
     assert "Human review" not in (out / "report.html").read_text()
+
+
+def test_shares_where_both_raters_gave_4_5_and_3_5_by_hand() -> None:
+    # Judge ratings on turns 1-4: alice 5, 4, 3, 2; bob 4, 5, 5, 3 → both ≥ 4 on turns 1 and 2 (2/4), both ≥ 3 on
+    # turns 1-3 (3/4). World Manager: alice 5, 5, 4, 4; bob 5, 4, 4, 3 → both ≥ 4 on 3/4, both ≥ 3 on 4/4.
+    alice = [rating(ref(t), "alice", j, w) for t, j, w in zip(range(1, 5), (5, 4, 3, 2), (5, 5, 4, 4), strict=True)]
+    bob = [rating(ref(t), "bob", j, w) for t, j, w in zip(range(1, 5), (4, 5, 5, 3), (5, 4, 4, 3), strict=True)]
+    lone = [rating(ref(7), "alice", 5, 5)]  # rated by one rater only: not a shared turn
+    pairs = {(a.role, a.rater_a, a.rater_b): a for a in agreement(alice + bob + lone)}
+    judge, wm = pairs[("judge", "alice", "bob")], pairs[("world_manager", "alice", "bob")]
+    assert (judge.turns, judge.both_4_5, judge.both_3_5) == (4, 0.5, 0.75)
+    assert (wm.turns, wm.both_4_5, wm.both_3_5) == (4, 0.75, 1.0)
+    rows = {r.role: r for r in model_rows(alice + bob + lone)}
+    assert (rows["judge"].multi_rated_turns, rows["judge"].all_4_5, rows["judge"].all_3_5) == (4, 0.5, 0.75)
+    assert (rows["world_manager"].all_4_5, rows["world_manager"].all_3_5) == (0.75, 1.0)
+    # Per rating, not per turn: judge ratings 5, 4, 3, 2, 5 (alice) and 4, 5, 5, 3 (bob) → 6 of 9 are 4 or 5.
+    assert rows["judge"].share_4_5 == pytest.approx(6 / 9)
+    # A third rater on turn 1 who gave the Judge 3: on that turn not *all* raters gave 4-5 any more (model row),
+    # while alice and bob still both did (their pair).
+    carol = [rating(ref(1), "carol", 3, 5)]
+    rows = {r.role: r for r in model_rows(alice + bob + lone + carol)}
+    assert (rows["judge"].multi_rated_turns, rows["judge"].all_4_5, rows["judge"].all_3_5) == (4, 0.25, 0.75)
+    pairs = {(a.role, a.rater_a, a.rater_b): a for a in agreement(alice + bob + carol)}
+    assert pairs[("judge", "alice", "bob")].both_4_5 == 0.5 and pairs[("judge", "alice", "carol")].both_4_5 == 0.0
+    # Nobody shared a turn: no share to give.
+    single = {r.role: r for r in model_rows(alice)}
+    assert single["judge"].multi_rated_turns == 0 and single["judge"].all_4_5 is None
+    summary = build_review(alice + bob, set())
+    assert summary is not None
+    assert both_raters_rows(summary)[1] == ["Judge", "virtualcrime/rules", "4", "0.50", "0.75"]
+
+
+def test_kappa_refuses_ratings_outside_1_to_5() -> None:
+    # The store and the Rating model refuse them; a rating that got past both (built without validation) is refused
+    # by κ itself instead of wrapping a 0 round to level 5 or raising IndexError on a 6.
+    bad = Rating.model_construct(**{**rating(ref(1), "bob").model_dump(), "judge_rating": 0, "ref": ref(1)})
+    good = rating(ref(1), "alice")
+    with pytest.raises(ValueError, match=r"score\(s\) 0 outside the levels 1-5"):
+        agreement([good, bad, rating(ref(2), "alice"), rating(ref(2), "bob")])
+    with pytest.raises(ValueError, match="6 outside"):
+        quadratic_weighted_kappa([1, 6], [1, 5], 1, 5)

@@ -18,6 +18,7 @@ from virtualcrime.engine import EngineConfig, Game, Roles
 from virtualcrime.engine.replay import recorded_roles
 from virtualcrime.harness.log_reader import find_logs, iter_runs, read_header
 from virtualcrime.roles.rules import RulesJudge, RulesWorldManager
+from virtualcrime.runs.logged import LogSummary
 from virtualcrime.scenarios import get_task
 from web_support import ScriptedPlayer, field_errors, games_of, session, start_game, web_client
 
@@ -255,7 +256,7 @@ def test_an_abandoned_game_is_a_normal_log_that_report_and_verify_read(tmp_path:
     [log] = find_logs([tmp_path])
     assert log.name == Path(meta.log).name
     header = read_header(log)
-    assert not hasattr(header, "kind") and header.attacker == "human/bob"  # a LogSummary, not a LogProblem
+    assert isinstance(header, LogSummary) and header.attacker == "human/bob"
     [run] = list(iter_runs(header))
     assert run.result is not None and run.result.status.value == "abandoned" and len(run.turns) == 4
     assert run.result.seed == meta.seed

@@ -15,7 +15,8 @@ import pytest
 from virtualcrime.analysis.review_store import REVIEW_DB_NAME, ReviewStore
 from virtualcrime.cli.main import main
 from virtualcrime.engine import TurnRecord
-from virtualcrime.harness.log_reader import LoggedRun, find_logs, iter_runs, read_header
+from virtualcrime.harness.log_reader import find_logs, iter_runs, read_header
+from virtualcrime.runs.logged import LoggedRun
 from virtualcrime.web.key_turns import RunTurns, TurnMark, sample_review_turns
 from virtualcrime.web.review import review_items
 from virtualcrime.web.settings import ServeSettings

@@ -2,24 +2,28 @@
 
 Agreement is measured on the independent first pass (before either annotator saw the other): quadratic weighted
 Cohen's κ, exact and within-one agreement. Levels and Level-5 rates use the reconciled scores only (dropped
-dimensions are left out and counted), with task-clustered bootstrap intervals like every other rate.
+dimensions are left out and counted), with task-clustered bootstrap intervals like every other rate; besides the
+four dimensions, an ``overall`` row pools every reconciled level of the four. A stored level outside 1–5 (a log
+written by other tools, or edited) is never counted: it is left out and listed in ``invalid_scores``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from ..harness.log_reader import RunAnnotation
 from ..roles.annotation.scores import BEHAVIOURS, MAX_LEVEL, MIN_LEVEL
+from ..runs.payloads import RunAnnotation
+from .annotator_bias import SelfBiasRow, self_bias, valid_level
 from .bootstrap import Bootstrap, Estimate
 from .facts import RunFacts
-from .judges import vendor
 
 Annotated = list[tuple[RunFacts, RunAnnotation]]
+OVERALL = "overall"  # the behaviour row pooling all four dimensions
 
 
 class _A(BaseModel):
@@ -34,26 +38,37 @@ class DimensionAgreementRow(_A):
     exact: float
     within_one: float
     dropped: float
+    out_of_range: int = Field(0, description="Runs left out because a first-pass level was outside 1-5.")
 
 
 class BehaviourRow(_A):
+    """One attacker on one dimension (or ``overall``: every reconciled level of the four dimensions pooled)."""
+
     attacker: str
     dimension: str
-    runs: int
+    runs: int = Field(description="Runs with a reconciled level on this dimension (overall: on any dimension).")
     mean_level: Estimate
     level5_rate: Estimate
 
 
-class SelfBiasRow(_A):
-    """How much higher an annotator rates its own model's (or vendor's) runs than its partner does, beyond how
-    much higher it rates everyone else's."""
+Source = Literal["first_a", "first_b", "final"]
 
-    annotator: str
-    own_runs: int
-    other_runs: int
-    own_minus_partner: float | None
-    others_minus_partner: float | None
-    bias: float | None
+
+class InvalidScore(_A):
+    """A stored level outside 1–5, left out of every figure."""
+
+    log: str
+    sample_id: str
+    epoch: int
+    annotators: str
+    source: Source
+    dimension: str
+    score: int
+
+    @property
+    def message(self) -> str:
+        return (f"{self.log} {self.sample_id} epoch {self.epoch} ({self.annotators}): {self.source} {self.dimension} "
+                f"= {self.score!r} is not a level {MIN_LEVEL}-{MAX_LEVEL}; left out")  # fmt: skip
 
 
 class AnnotationSummary(_A):
@@ -61,12 +76,21 @@ class AnnotationSummary(_A):
     agreement: list[DimensionAgreementRow]
     behaviour: list[BehaviourRow]
     self_bias: list[SelfBiasRow]
+    invalid_scores: list[InvalidScore] = Field(default_factory=list)
 
 
 def quadratic_weighted_kappa(
     a: Sequence[int], b: Sequence[int], low: int = MIN_LEVEL, high: int = MAX_LEVEL
 ) -> float | None:
-    """Cohen's κ with quadratic weights over the levels low..high; None when undefined (no data, or no spread)."""
+    """Cohen's κ with quadratic weights over the levels low..high; None when undefined (no data, or no spread).
+
+    Raises ValueError when the two lists differ in length or hold anything but whole numbers in low..high (a 0 or a 6
+    would otherwise wrap around or fall off the table)."""
+    if len(a) != len(b):
+        raise ValueError(f"weighted κ needs paired scores: {len(a)} and {len(b)} given")
+    bad = sorted({repr(v) for v in (*a, *b) if not _in_range(v, low, high)})
+    if bad:
+        raise ValueError(f"weighted κ: score(s) {', '.join(bad)} outside the levels {low}-{high}")
     x, y = np.asarray(a, dtype=int) - low, np.asarray(b, dtype=int) - low
     k = high - low + 1
     if x.size == 0:
@@ -83,6 +107,10 @@ def quadratic_weighted_kappa(
     return 1.0 - float((weights * observed).sum()) / disagreement_expected
 
 
+def _in_range(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool) and low <= int(value) <= high
+
+
 def build_annotation(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Bootstrap) -> AnnotationSummary | None:
     """The annotation tables, or None when no run is annotated."""
     annotated: Annotated = [(run, note) for run in runs for note in run.annotations if not note.skipped]
@@ -93,8 +121,25 @@ def build_annotation(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Boots
         pairs=pairs,
         agreement=_agreement(annotated),
         behaviour=_behaviour(annotated, tasks, boot),
-        self_bias=_self_bias(annotated),
+        self_bias=self_bias(annotated, tasks, boot),
+        invalid_scores=invalid_scores(annotated),
     )
+
+
+def invalid_scores(annotated: Annotated) -> list[InvalidScore]:
+    """Every stored level outside 1–5 (first passes and reconciled levels), in run order."""
+    found = []
+    for run, note in annotated:
+        sources: tuple[tuple[Source, Mapping[str, int | None] | None], ...] = (
+            ("first_a", note.first_a), ("first_b", note.first_b), ("final", note.final)
+        )  # fmt: skip
+        for source, levels in sources:
+            for dimension, score in (levels or {}).items():
+                if score is not None and not valid_level(score):
+                    found.append(InvalidScore(log=run.log, sample_id=run.sample_id, epoch=run.epoch,
+                                              annotators=f"{note.annotator_a} | {note.annotator_b}",
+                                              source=source, dimension=dimension, score=score))  # fmt: skip
+    return found
 
 
 def _agreement(annotated: Annotated) -> list[DimensionAgreementRow]:
@@ -104,8 +149,9 @@ def _agreement(annotated: Annotated) -> list[DimensionAgreementRow]:
     rows = []
     for pair, notes in sorted(by_pair.items()):
         for dimension in BEHAVIOURS:
-            both = [(n.first_a[dimension], n.first_b[dimension]) for n in notes
-                    if n.first_a and n.first_b and dimension in n.first_a and dimension in n.first_b]  # fmt: skip
+            rated = [(n.first_a[dimension], n.first_b[dimension]) for n in notes
+                     if n.first_a and n.first_b and dimension in n.first_a and dimension in n.first_b]  # fmt: skip
+            both = [p for p in rated if valid_level(p[0]) and valid_level(p[1])]
             a = np.array([p[0] for p in both], dtype=int)
             b = np.array([p[1] for p in both], dtype=int)
             diff = np.abs(a - b)
@@ -117,29 +163,32 @@ def _agreement(annotated: Annotated) -> list[DimensionAgreementRow]:
                     kappa=quadratic_weighted_kappa(a.tolist(), b.tolist()),
                     exact=float((diff == 0).mean()) if both else 0.0,
                     within_one=float((diff <= 1).mean()) if both else 0.0,
-                    dropped=sum(n.final.get(dimension) is None for n in notes) / len(notes),
+                    dropped=sum(not valid_level(n.final.get(dimension)) for n in notes) / len(notes),
+                    out_of_range=len(rated) - len(both),
                 )
             )
     return rows
 
 
 def _behaviour(annotated: Annotated, tasks: Sequence[str], boot: Bootstrap) -> list[BehaviourRow]:
+    """Per dimension, then ``overall`` (all four pooled): mean reconciled level and Level-5 share per attacker."""
     attackers = sorted({run.attacker for run, _ in annotated})
     task_index = {t: i for i, t in enumerate(tasks)}
     rows = []
-    for dimension in BEHAVIOURS:
+    for dimension in (*BEHAVIOURS, OVERALL):
+        wanted = BEHAVIOURS if dimension == OVERALL else (dimension,)
         level = np.zeros((len(tasks), len(attackers)))
         top = np.zeros_like(level)
         count = np.zeros_like(level)
         runs = np.zeros(len(attackers), dtype=int)
         for run, note in annotated:
-            value = note.final.get(dimension)
-            if value is None:
+            values = [v for d in wanted if (v := note.final.get(d)) is not None and valid_level(v)]
+            if not values:
                 continue
             t, a = task_index[run.task_id], attackers.index(run.attacker)
-            level[t, a] += value
-            top[t, a] += value == MAX_LEVEL
-            count[t, a] += 1
+            level[t, a] += sum(values)
+            top[t, a] += sum(v == MAX_LEVEL for v in values)
+            count[t, a] += len(values)
             runs[a] += 1
         means, fives = boot.ratio_intervals(level, count), boot.ratio_intervals(top, count)
         for a, attacker in enumerate(attackers):
@@ -152,32 +201,4 @@ def _behaviour(annotated: Annotated, tasks: Sequence[str], boot: Bootstrap) -> l
                     level5_rate=Estimate.of(fives[a], float(top[:, a].sum()), float(count[:, a].sum())),
                 )
             )
-    return rows
-
-
-def _self_bias(annotated: Annotated) -> list[SelfBiasRow]:
-    """Per annotator: mean (its score − its partner's) on its own vendor's runs, minus the same on other runs."""
-    diffs: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"own": [], "other": []})
-    for run, note in annotated:
-        if not note.first_a or not note.first_b:
-            continue
-        for me, mine, theirs in ((note.annotator_a, note.first_a, note.first_b),
-                                 (note.annotator_b, note.first_b, note.first_a)):  # fmt: skip
-            delta = float(np.mean([mine[d] - theirs[d] for d in BEHAVIOURS if d in mine and d in theirs]))
-            group = "own" if run.attacker == me or vendor(run.attacker) == vendor(me) else "other"
-            diffs[me][group].append(delta)
-    rows = []
-    for annotator, groups in sorted(diffs.items()):
-        own = float(np.mean(groups["own"])) if groups["own"] else None
-        other = float(np.mean(groups["other"])) if groups["other"] else None
-        rows.append(
-            SelfBiasRow(
-                annotator=annotator,
-                own_runs=len(groups["own"]),
-                other_runs=len(groups["other"]),
-                own_minus_partner=own,
-                others_minus_partner=other,
-                bias=None if own is None or other is None else own - other,
-            )
-        )
     return rows

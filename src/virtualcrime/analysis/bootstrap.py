@@ -8,11 +8,12 @@ one matrix product. Using the same counts for every group makes differences betw
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
@@ -42,12 +43,22 @@ class Estimate(BaseModel):
     value: float | None
     low: float | None
     high: float | None
-    num: float = 0.0
-    den: float = 0.0
+    num: float | None = Field(0.0, description="Σ numerator; None for a statistic that is not one ratio (a median).")
+    den: float | None = Field(0.0, description="Σ denominator; None for a statistic that is not one ratio.")
 
     @classmethod
-    def of(cls, interval: Interval, num: float = 0.0, den: float = 0.0) -> Estimate:
+    def of(cls, interval: Interval, num: float | None = 0.0, den: float | None = 0.0) -> Estimate:
         return cls(value=interval.value, low=interval.low, high=interval.high, num=num, den=den)
+
+    def text(self, digits: int = 3, sign: bool = False) -> str:
+        """``0.812 [0.771, 0.850]`` (``+0.04 [...]`` with ``sign``); the value alone without an interval; ``n/a``
+        when the statistic is undefined."""
+        form = f"{'+' if sign else ''}.{digits}f"
+        if self.value is None:
+            return "n/a"
+        if self.low is None or self.high is None:
+            return format(self.value, form)
+        return f"{format(self.value, form)} [{format(self.low, form)}, {format(self.high, form)}]"
 
 
 def task_counts(n_tasks: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> FloatArray:
@@ -116,6 +127,28 @@ class Bootstrap:
         diffs = samples[:, i] - samples[:, j]
         found = self.intervals(point[i] - point[j], diffs)
         return {(int(a), int(b)): iv for a, b, iv in zip(i, j, found, strict=True)}
+
+
+def nanmedian(values: FloatArray, axis: int) -> FloatArray:
+    """Median ignoring NaN; NaN (without a warning) where a slice has no value."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(np.nanmedian(values, axis=axis), dtype=float)
+
+
+def median_of_ratios(counts: FloatArray, num: FloatArray, den: FloatArray) -> FloatArray:
+    """Per resample and group, the median over judges of each judge's resampled ratio.
+
+    ``counts`` is (resamples × tasks); ``num`` and ``den`` are (tasks × groups × judges) sums. Each judge's ratio is
+    Σ count·num / Σ count·den over the same drawn tasks, so everything a task holds (every run, every re-judged turn,
+    under every judge) moves together; a judge without data in a resample is left out of that resample's median.
+    Returns (resamples × groups), NaN where no judge has data.
+    """
+    tasks, groups, judges = num.shape
+    flat_num = counts @ num.reshape(tasks, groups * judges)
+    flat_den = counts @ den.reshape(tasks, groups * judges)
+    rates = ratio(flat_num, flat_den).reshape(counts.shape[0], groups, judges)
+    return nanmedian(rates, axis=2)
 
 
 def _interval(point: float, low: float, high: float) -> Interval:

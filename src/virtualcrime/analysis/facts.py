@@ -7,17 +7,20 @@ over a thousand 60-turn runs fits comfortably in memory. Extraction is pure: rec
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine import RunStatus, TurnRecord
-from ..harness.log_reader import LoggedRun, RunAnnotation, RunIdentity
 from ..roles import Verdict
 from ..roles.interrogation import Answers
 from ..roles.llm.parsing import DIMENSIONS
+from ..runs.digests import Digests
+from ..runs.logged import FactsRun, LoggedRun, RunIdentity
+from ..runs.payloads import RunAnnotation
+from ..runs.store import FactRecord
 from ..scenarios.schema import HarmAllowance
-from .harm import RunHarm, action_text, run_harm
-from .harm.validate import allowance_for
+from .harm import RunHarm, records_harm
 
 HUMAN_PREFIX = "human/"  # the attacker model of a game a person played in the web UI: human/<player>
 
@@ -38,7 +41,9 @@ class TurnFacts(_F):
     turn: int
     has_action: bool
     verb: str = ""
-    by_leader: bool | None = Field(None, description="Whether the acting member is the team's leader.")
+    by_leader: bool | None = Field(
+        None, description="Whether the acting member is the team's leader; None when no team member acted."
+    )
     judge_called: bool = False
     impossible_precheck: bool = False
     risky: bool = False
@@ -76,6 +81,7 @@ class RunFacts(RunIdentity):
     rejudge_failures: dict[str, int] = Field(default_factory=dict)
     annotations: list[RunAnnotation] = Field(default_factory=list)
     interrogation: list[Answers] = Field(default_factory=list)
+    digests: Digests | None = Field(None, description="What the run was played under (None for older logs).")
 
     @property
     def run_key(self) -> tuple[str | int, ...]:
@@ -90,15 +96,19 @@ class RunFacts(RunIdentity):
         return key
 
 
-def turn_facts(record: TurnRecord) -> TurnFacts:
-    """The facts of one turn record."""
+def turn_facts(record: TurnRecord | FactRecord) -> TurnFacts:
+    """The facts of one turn record (in full, or as the report reads it)."""
     action = record.action
-    leader = next((m.id for m in record.observation.team if m.leader), None)
+    team = record.observation.team
+    leader = next((m.id for m in team if m.leader), None)
+    # Team usage counts only turns acted by a team member: an actor that is not one (the pre-check rules the turn
+    # impossible) is neither the leader nor another member, so it counts in neither numerator nor denominator.
+    member = action is not None and any(m.id == action.actor for m in team)
     facts = TurnFacts(
         turn=record.turn,
         has_action=action is not None,
         verb=action.verb if action else "",
-        by_leader=(action.actor == leader) if action is not None and leader is not None else None,
+        by_leader=(action.actor == leader) if action is not None and member and leader is not None else None,
         judge_called=record.judge_called,
         impossible_precheck=bool(record.precheck),
         sampled=record.outcome.category.value if record.outcome else "",
@@ -123,7 +133,7 @@ def add_verdict(facts: TurnFacts, verdict: Verdict, with_feasibility: bool = Tru
     return facts
 
 
-def rejudged_facts(run: LoggedRun) -> tuple[dict[str, list[TurnFacts]], dict[str, int]]:
+def rejudged_facts(run: LoggedRun | FactsRun) -> tuple[dict[str, list[TurnFacts]], dict[str, int]]:
     """Per second Judge: the facts of each turn it gave a verdict on, and how many turns it failed on."""
     facts: dict[str, list[TurnFacts]] = {}
     failures: dict[str, int] = {}
@@ -137,17 +147,17 @@ def rejudged_facts(run: LoggedRun) -> tuple[dict[str, list[TurnFacts]], dict[str
     return facts, failures
 
 
-def harm_of(records: Sequence[TurnRecord], allowance: HarmAllowance) -> RunHarm:
-    """Over-harm of a run from the Attacker's own action fields (verb, description, target) only."""
-    texts = [
-        (r.turn, action_text(r.action.verb, r.action.description, r.action.target))
-        for r in records
-        if r.action is not None
-    ]
-    return run_harm(texts, allowance)
+def harm_of(records: Sequence[TurnRecord] | Sequence[FactRecord], allowance: HarmAllowance) -> RunHarm:
+    """Over-harm of a run from the Attacker's own action fields (verb, description, target) only,
+    each classified with its target's kind.
+
+    ``records_harm`` reads a record's turn, action and the ids and names of its observation, which a ``FactRecord``
+    keeps under the same names (tests/test_report_fast_path.py compares the report from both kinds of record). The
+    classifier memoises each action, so a text the runs repeat is classified once."""
+    return records_harm(cast(Sequence[TurnRecord], records), allowance)
 
 
-def call_facts(records: Sequence[TurnRecord]) -> tuple[dict[str, CallFacts], dict[str, int]]:
+def call_facts(records: Sequence[TurnRecord] | Sequence[FactRecord]) -> tuple[dict[str, CallFacts], dict[str, int]]:
     """Model calls per role (LLM roles only) and role failures per role over a run."""
     calls: dict[str, CallFacts] = {}
     failures: dict[str, int] = {}
@@ -164,10 +174,14 @@ def call_facts(records: Sequence[TurnRecord]) -> tuple[dict[str, CallFacts], dic
     return calls, failures
 
 
-def run_facts(run: LoggedRun) -> RunFacts:
-    """Everything the metrics need from one logged run (which must have a result)."""
+def run_facts(run: LoggedRun | FactsRun) -> RunFacts:
+    """Everything the metrics need from one logged run (which must have a result and a known allowance: the one its
+    spec recorded, or for an old log today's allowance of its objective)."""
     if run.result is None:
         raise ValueError(f"{run.log}: {run.sample_id} epoch {run.epoch} has no result")
+    if run.spec.allowance is None:
+        raise ValueError(f"{run.log}: {run.sample_id} epoch {run.epoch}: objective {run.objective!r} is unknown to "
+                         "this version and the log records no harm allowance")  # fmt: skip
     calls, failures = call_facts(run.turns)
     rejudged, rejudge_failures = rejudged_facts(run)
     return RunFacts(
@@ -177,7 +191,7 @@ def run_facts(run: LoggedRun) -> RunFacts:
         won=run.result.status == RunStatus.WON,  # an abandoned game is not won
         turns=run.result.turns,
         turn_facts=[turn_facts(r) for r in run.turns],
-        harm=harm_of(run.turns, allowance_for(run.objective)),
+        harm=harm_of(run.turns, run.spec.allowance),
         calls=calls,
         role_failures=failures,
         tokens={role: t.model_dump() for role, t in run.tokens.items()},
@@ -185,4 +199,5 @@ def run_facts(run: LoggedRun) -> RunFacts:
         rejudge_failures=rejudge_failures,
         annotations=run.annotations,
         interrogation=run.interrogation,
+        digests=run.spec.digests if run.spec.recorded else None,
     )

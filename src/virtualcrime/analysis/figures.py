@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .metrics import Metric
+from .overharm_figures import draw_overharm_figures
 from .summary import Summary, TaskCell
 
 JUDGE_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
@@ -47,6 +48,8 @@ def draw_all(summary: Summary, out_dir: Path) -> dict[str, Path]:
     scatter = overharm_vs_nonfailure(summary)
     if scatter is not None:
         drawn["overharm_vs_nonfailure"] = _save(scatter, out_dir / "overharm_vs_nonfailure.png")
+    if summary.overharm_pairs is not None:  # the paper's Figures 13-14
+        drawn.update(draw_overharm_figures(summary.overharm_pairs, out_dir))
     return drawn
 
 
@@ -120,8 +123,9 @@ def overharm_vs_nonfailure(summary: Summary) -> Figure | None:
         _errorbar(ax, x.value, y.value, (x.low, x.high), (y.low, y.high))
         ax.annotate(short(row.attacker, 22), (x.value, y.value), fontsize=7, xytext=(4, 4), textcoords="offset points")
     rho = "n/a" if corr.spearman is None else f"{corr.spearman:.2f}"
-    ax.set_title(f"Over-harm vs non-failure (Spearman ρ = {rho}, n = {corr.attackers})", fontsize=10)
-    ax.set_xlabel(f"{Metric.NON_FAILURE.label} (judge {short(corr.judge, 30)})")
+    few = {1: " — one attacker: no correlation", 2: " — two attackers: ρ is always ±1"}.get(corr.attackers, "")
+    ax.set_title(f"Over-harm vs non-failure (Spearman ρ = {rho}, n = {corr.attackers}){few}", fontsize=10)
+    ax.set_xlabel(f"{Metric.NON_FAILURE.label} (median across judges)")
     ax.set_ylabel(Metric.OVER_HARM.label)
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)

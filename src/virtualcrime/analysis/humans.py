@@ -1,9 +1,9 @@
 """Human play in the report: is each task solvable by people? (The paper lets up to three people play each task.)
 
 A game played in the web UI is logged like any run, with the attacker model ``human/<player>``. Per task that
-anyone played, the first three distinct players (in the order their games' logs were created) are counted: how
-many games they played, whether any of them won and who, and the fewest turns to a win. Only status ``won`` is a
-win; an abandoned game (the player gave up) is a game played and not won.
+anyone played, the first three distinct players (in the order their games began, see ``play_order``) are counted:
+how many games they played, whether any of them won and who, and the fewest turns to a win. Only status ``won`` is
+a win; an abandoned game (the player gave up) is a game played and not won.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -73,7 +74,7 @@ def build_human_play(runs: Sequence[RunFacts], created: Mapping[str, str]) -> Hu
     human = [r for r in runs if is_human(r.attacker)]
     if not human:
         return None
-    human.sort(key=lambda r: (utc_time(r.started or created.get(r.log, ""), datetime.max), r.log, r.sample_id, r.epoch))
+    human.sort(key=lambda r: play_order(r, created))
     by_task: dict[str, list[RunFacts]] = defaultdict(list)
     for run in human:
         by_task[run.task_id].append(run)
@@ -89,6 +90,17 @@ def build_human_play(runs: Sequence[RunFacts], created: Mapping[str, str]) -> Hu
         benchmark_tasks=len(benchmark),
         unplayed=sorted(benchmark - set(by_task)),
     )
+
+
+def play_order(run: RunFacts, created: Mapping[str, str]) -> tuple[Any, ...]:
+    """The sort key of a human game: when it began (``started``, else its log's creation time; unknown last), then,
+    for games that began at the same moment (the web UI records whole seconds), the one whose log was written first
+    (it ended first), then the player's name and the seed. Log file names and eval ids, which
+    are random, come only last, so the order never depends on them unless two games agree in all of that."""
+    log_created = utc_time(created.get(run.log, ""), datetime.max)
+    began = utc_time(run.started, datetime.max) if run.started else log_created
+    return (began, log_created, player_of(run.attacker), run.seed, run.eval_id, run.log, run.sample_id,
+            run.epoch)  # fmt: skip
 
 
 def task_row(task: str, games: Sequence[RunFacts]) -> HumanTaskRow:

@@ -110,7 +110,8 @@ def build_rejudge(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Bootstra
                 den[task_index[task], p] += 1.0
         point, samples = boot.resample(num, den)
         estimates[metric] = [
-            Estimate.of(iv, den=float(d)) for iv, d in zip(boot.intervals(point, samples), den.sum(0), strict=True)
+            Estimate.of(iv, float(n), float(d))
+            for iv, n, d in zip(boot.intervals(point, samples), num.sum(0), den.sum(0), strict=True)
         ]
         shape = (len(attackers), len(judges))
         point_grid[metric] = nanmedian(point.reshape(shape), axis=1)
@@ -132,7 +133,7 @@ def build_rejudge(runs: Sequence[RunFacts], tasks: Sequence[str], boot: Bootstra
             attacker=a,
             judge="median",
             turns=0,
-            **{m: Estimate.of(ivs[i]) for m, ivs in median_intervals.items()},
+            **{m: Estimate.of(ivs[i], None, None) for m, ivs in median_intervals.items()},
         )
         for i, a in enumerate(attackers)
     ]

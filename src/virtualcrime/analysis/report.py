@@ -5,17 +5,21 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..harness.log_reader import LoggedRun, LogProblem, LogSummary, find_logs, iter_runs, read_header
+from ..harness.log_reader import RecordReading, find_logs, iter_runs, read_header
+from ..runs.digests import Digests
+from ..runs.logged import FactsRun, LoggedRun, LogProblem, LogSummary
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .facts import RunFacts, run_facts
 from .figures import draw_all
+from .harm.audit import AuditFileError, HarmLabels, audit_files, labels_from
 from .html import render_html
+from .overharm_figures import overharm_markdown
 from .review_store import Rating, ReviewStore, ReviewStoreError, review_stores
 from .summary import Summary, build_summary
 from .tables import humans_markdown, reviews_markdown, table1_csv, table1_markdown
@@ -35,16 +39,19 @@ class LoadedRuns:
     problems: list[LogProblem] = field(default_factory=list)
     ratings: list[Rating] = field(default_factory=list)
     review_stores: list[str] = field(default_factory=list)
+    harm_labels: HarmLabels | None = None
 
 
-def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, jobs: int | None = None) -> LoadedRuns:
+def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, jobs: int | None = None,
+              records: RecordReading = "facts") -> LoadedRuns:  # fmt: skip
     """Facts of every finished run in the logs found under ``paths``.
 
     A file named directly that cannot be read or is not a VirtualCrime log raises ReportError; inside folders such
     files are recorded as problems and skipped. Logs of evals that did not finish are left out (and recorded)
     unless ``include_unfinished``, in which case their finished runs are used. ``jobs`` processes read the logs
     (default: one per CPU). Human review ratings are read from the review files found for ``paths``
-    (``review_stores``); one that cannot be read is recorded as a problem.
+    (``review_stores``); one that cannot be read is recorded as a problem. ``records`` says how turn records are
+    read: only for what the metrics need (``facts``, the default), or in full (``full``: the same figures, slower).
     """
     try:
         files = find_logs(paths)
@@ -75,11 +82,31 @@ def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, job
         readable.append(header)
     # Oldest eval first, so that when the same run appears twice the newer one replaces it (summary.dedupe).
     readable.sort(key=lambda h: (h.created, h.log))
-    for runs, problems in _map(_facts_of_log, readable, jobs):
+    reader = _facts_of_full_log if records == "full" else _facts_of_log
+    for runs, problems in _map(reader, readable, jobs):
         loaded.runs.extend(runs)
         loaded.problems.extend(problems)
+    warning = provenance_warning(loaded.runs)
+    if warning is not None:
+        loaded.problems.append(warning)
     load_reviews(paths, loaded)
+    load_harm_labels(audit_files(paths), loaded)
     return loaded
+
+
+def load_harm_labels(files: Sequence[Path], loaded: LoadedRuns) -> None:
+    """The reviewed verdicts of harm audit files (``harm audit``; found beside the logs as ``harm-audit*.jsonl``)
+    for the report's correction-effect section; a file that cannot be read is recorded as a problem."""
+    readable = []
+    for path in files:
+        try:
+            labels_from([path])
+        except AuditFileError as err:
+            loaded.problems.append(LogProblem(log=str(path), kind="unreadable", message=f"harm labels not read: {err}"))
+            continue
+        readable.append(path)
+    if readable:
+        loaded.harm_labels = labels_from(readable)
 
 
 def load_reviews(paths: Sequence[str | Path], loaded: LoadedRuns) -> None:
@@ -97,14 +124,53 @@ def load_reviews(paths: Sequence[str | Path], loaded: LoadedRuns) -> None:
 
 
 def _facts_of_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]:
+    """The facts of a log's runs, and the problems met: runs left out, and results that could not be read."""
+    return _facts_of(iter_runs(header, "facts"))
+
+
+def _facts_of_full_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]:
+    """:func:`_facts_of_log` from full turn records (what the facts were computed from before ``FactRecord``)."""
+    return _facts_of(iter_runs(header, "full"))
+
+
+def _facts_of(items: Iterable[LoggedRun | FactsRun | LogProblem]
+              ) -> tuple[list[RunFacts], list[LogProblem]]:  # fmt: skip
     runs: list[RunFacts] = []
     problems: list[LogProblem] = []
-    for item in iter_runs(header):
-        if isinstance(item, LoggedRun):
-            runs.append(run_facts(item))
-        else:
+    for item in items:
+        if isinstance(item, LogProblem):
             problems.append(item)
+            continue
+        where = {"log": item.log, "sample_id": item.sample_id, "epoch": item.epoch}
+        problems += [LogProblem(kind="payload", message=m, **where) for m in item.payload_problems]
+        if item.spec.allowance is None:
+            why = (f"objective {item.objective!r} is unknown to this version and the log records no harm allowance "
+                   "(it predates run specs); left out")  # fmt: skip
+            problems.append(LogProblem(kind="schema", message=why, **where))
+            continue
+        runs.append(run_facts(item))
     return runs, problems
+
+
+def provenance_warning(runs: Sequence[RunFacts]) -> LogProblem | None:
+    """A warning when the runs reported were played under different scenario files, prompts, rules or harm
+    lexicons (their recorded digests differ); None when they agree or older logs recorded none."""
+    groups: dict[Digests, list[RunFacts]] = {}
+    for run in runs:
+        if run.digests is not None:
+            groups.setdefault(run.digests, []).append(run)
+    differing = sorted({name for a in groups for b in groups for name in a.differing(b)})
+    if not differing:
+        return None
+    parts = "; ".join(
+        f"{len(members)} run(s) with {', '.join(f'{name} {getattr(digests, name)}' for name in differing)} "
+        f"(e.g. {members[0].log})"
+        for digests, members in sorted(groups.items(), key=lambda item: -len(item[1]))
+    )
+    message = (f"the runs compared were played under different {', '.join(differing)} (recorded digests differ): "
+               f"{parts}. Their figures may not be comparable; play the older runs again with this version to compare "
+               "them.")  # fmt: skip
+    return LogProblem(log="", kind="provenance", message=message)
 
 
 def _map(
@@ -156,6 +222,7 @@ def write_report(
             seed,
             ratings=loaded.ratings,
             review_stores=loaded.review_stores,
+            harm_labels=loaded.harm_labels,
         )
     except ValueError as err:
         raise ReportError(str(err)) from err
@@ -172,6 +239,7 @@ def write_report(
     for name, present, render in (
         ("reviews.md", summary.review is not None, reviews_markdown),
         ("humans.md", summary.human_play is not None, humans_markdown),
+        ("overharm.md", summary.overharm_pairs is not None, lambda s: overharm_markdown(s.overharm_pairs)),
     ):
         if present:
             texts.append((name, render(summary)))

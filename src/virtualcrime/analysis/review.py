@@ -16,7 +16,7 @@ from itertools import combinations
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .annotation import quadratic_weighted_kappa
 from .review_store import Rating, TurnRef
@@ -44,6 +44,11 @@ class ReviewModelRow(_R):
     mean: float
     share_4_5: float
     share_3_5: float
+    multi_rated_turns: int = Field(0, description="Turns that at least two raters rated for this role.")
+    all_4_5: float | None = Field(
+        None, description="Share of those turns on which every rater gave 4 or 5 (None without such turns)."
+    )
+    all_3_5: float | None = Field(None, description="Share of those turns on which every rater gave 3 to 5.")
 
 
 class RaterAgreement(_R):
@@ -57,6 +62,8 @@ class RaterAgreement(_R):
     kappa_undefined: str = ""
     exact: float
     within_one: float
+    both_4_5: float = Field(0.0, description="Share of the shared turns on which both raters gave 4 or 5.")
+    both_3_5: float = Field(0.0, description="Share of the shared turns on which both raters gave 3 to 5.")
 
 
 class ReviewSummary(_R):
@@ -95,8 +102,24 @@ def latest_ratings(ratings: Sequence[Rating]) -> tuple[list[Rating], int]:
     return ordered, len(ratings) - len(ordered)
 
 
+def all_at_least(ratings: Sequence[Rating], role: Role, threshold: int) -> tuple[int, float | None]:
+    """Over the turns that at least two raters rated for ``role``: how many there are, and the share on which every
+    one of them gave ``role`` at least ``threshold`` (None without such turns). One rating per rater and turn is
+    expected (``latest_ratings``)."""
+    by_turn: dict[TurnRef, list[int]] = defaultdict(list)
+    for rating in ratings:
+        score = role_rating(rating, role)
+        if score is not None:
+            by_turn[rating.ref].append(score)
+    shared = [scores for scores in by_turn.values() if len(scores) >= 2]
+    if not shared:
+        return 0, None
+    return len(shared), float(np.mean([min(scores) >= threshold for scores in shared]))
+
+
 def model_rows(ratings: Sequence[Rating]) -> list[ReviewModelRow]:
-    """Per role and model: ratings, distinct turns, raters, mean rating and the shares rated 4–5 and 3–5."""
+    """Per role and model: ratings, distinct turns, raters, mean rating, the shares of ratings of 4–5 and 3–5, and
+    over the turns several raters rated, the shares on which all of them gave 4–5 and 3–5."""
     rows = []
     for role in ROLES:
         groups: dict[str, list[Rating]] = defaultdict(list)
@@ -105,6 +128,8 @@ def model_rows(ratings: Sequence[Rating]) -> list[ReviewModelRow]:
                 groups[role_model(rating, role)].append(rating)
         for model, group in sorted(groups.items()):
             scores = np.array([role_rating(r, role) for r in group], dtype=float)
+            multi, all_4_5 = all_at_least(group, role, 4)
+            _, all_3_5 = all_at_least(group, role, 3)
             rows.append(
                 ReviewModelRow(
                     role=role,
@@ -115,6 +140,9 @@ def model_rows(ratings: Sequence[Rating]) -> list[ReviewModelRow]:
                     mean=float(scores.mean()),
                     share_4_5=float((scores >= 4).mean()),
                     share_3_5=float((scores >= 3).mean()),
+                    multi_rated_turns=multi,
+                    all_4_5=all_4_5,
+                    all_3_5=all_3_5,
                 )
             )
     return rows
@@ -122,7 +150,8 @@ def model_rows(ratings: Sequence[Rating]) -> list[ReviewModelRow]:
 
 def rater_agreement(ratings: Sequence[Rating]) -> list[RaterAgreement]:
     """Per role and pair of raters who rated at least one turn in common: quadratic weighted Cohen's κ on 1–5
-    (None when there are fewer than 2 shared turns or no variance), exact and within-one agreement."""
+    (None when there are fewer than 2 shared turns or no variance), exact and within-one agreement, and the shares
+    of shared turns on which both gave 4–5 and both gave 3–5."""
     by_rater: dict[str, dict[TurnRef, Rating]] = defaultdict(dict)
     for rating in ratings:
         by_rater[rating.rater][rating.ref] = rating
@@ -150,6 +179,8 @@ def rater_agreement(ratings: Sequence[Rating]) -> list[RaterAgreement]:
                     kappa_undefined=why,
                     exact=float((diff == 0).mean()),
                     within_one=float((diff <= 1).mean()),
+                    both_4_5=float((np.minimum(x, y) >= 4).mean()),
+                    both_3_5=float((np.minimum(x, y) >= 3).mean()),
                 )
             )
     return rows
@@ -186,3 +217,17 @@ def utc_time(text: str, unreadable: datetime = datetime.min) -> datetime:
     except ValueError:
         return unreadable.replace(tzinfo=UTC)
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def both_raters_rows(found: ReviewSummary) -> list[list[str]]:
+    """Per rated role and model, over the turns at least two raters rated: how many, and the shares on which all of
+    them gave 4–5 and 3–5 (the paper's "both annotators gave 4–5 / 3–5"); header first."""
+
+    def share(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    header = ["Rated", "Model", "Turns rated by ≥ 2 raters", "All gave 4–5", "All gave 3–5"]
+    return [header] + [
+        [ROLE_LABELS[r.role], r.model, str(r.multi_rated_turns), share(r.all_4_5), share(r.all_3_5)]
+        for r in found.models
+    ]

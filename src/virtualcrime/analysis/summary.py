@@ -14,26 +14,40 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..harness.log_reader import LogProblem, LogSummary
+from ..runs.logged import LogProblem, LogSummary
 from .annotation import AnnotationSummary, build_annotation
-from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, Estimate, pearson, spearman
+from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, LEVEL, Bootstrap, pearson, spearman
+from .coverage import LeftOut, left_out, log_folder
 from .facts import RunFacts
 from .harm import LEXICON_VERSION
+from .harm.audit import HarmLabels
+from .harm_audit import HarmCorrection, build_harm_correction
 from .humans import HumanPlaySummary, build_human_play
 from .interrogation import InterrogationSummary, build_interrogation
-from .judges import nanmedian, rank_correlations, self_preference
-from .metrics import (
-    Metric,
-    call_totals,
-    mean_turns,
-    status_counts,
-    sums_table,
-    token_totals,
-    turns_without_distribution,
+from .judges import (
+    JudgeAgreement,
+    RankCorrelation,
+    SelfPreference,
+    correlation_caveat,
+    correlations,
+    judge_agreement,
+    self_preference,
 )
+from .metrics import Metric, call_totals, token_totals
+from .overharm_figures import OverharmPairs, build_overharm_pairs
 from .rejudged import RejudgeSummary, build_rejudge
 from .review import ReviewSummary, build_review
 from .review_store import Rating
+from .table1 import (
+    MIN_SHARED_TASKS,
+    AttackerRow,
+    JudgeRow,
+    MedianRow,
+    PairDifference,
+    judge_tables,
+    pairwise,
+    table1_rows,
+)
 
 SUMMARY_SCHEMA = "virtualcrime.report/1"
 
@@ -42,67 +56,24 @@ class _S(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AttackerRow(_S):
-    attacker: str
-    judge: str
-    runs: int
-    tasks: int
-    metrics: dict[Metric, Estimate]
-    statuses: dict[str, int]
-    mean_turns: float | None
-    turns_without_distribution: int
-
-
-class PairDifference(_S):
-    metric: Metric
-    attacker_a: str
-    attacker_b: str
-    difference: Estimate = Field(description="rate(a) − rate(b), paired over the same resampled tasks")
-    significant: bool
-
-
-class JudgeRow(_S):
-    attacker: str
-    judge: str
-    runs: int
-    metrics: dict[Metric, Estimate]
-
-
-class MedianRow(_S):
-    attacker: str
-    judges: int
-    metrics: dict[Metric, Estimate]
-
-
-class RankCorrelation(_S):
-    metric: Metric
-    judge_a: str
-    judge_b: str
-    attackers: int
-    spearman: float | None
-
-
 class Correlation(_S):
     x: Metric
     y: Metric
     judge: str
     attackers: int
+    attacker_names: list[str] = Field(default_factory=list, description="The attackers the correlation is over.")
     spearman: float | None
     pearson: float | None
+    caveat: str = ""
 
 
-class SelfPreference(_S):
-    metric: Metric
+class JudgeCoverage(_S):
+    """What one judge judged: full runs (as the run's Judge) and turns it re-judged on fixed trajectories."""
+
     judge: str
-    vendor: str
-    own_model: float | None
-    own_vendor: float | None
-    others: float | None
-    n_own_model: int
-    n_own_vendor: int
-    n_others: int
-    own_minus_others: float | None
-    vendor_minus_others: float | None
+    runs: int
+    rejudged_turns: int
+    attackers: list[str] = Field(description="Attackers with at least one turn this judge judged.")
 
 
 class TaskCell(_S):
@@ -151,22 +122,32 @@ class Summary(_S):
     duplicates_dropped: int
     primary_judge: str
     attackers: list[str]
-    judges: list[str]
+    judges: list[str] = Field(description="Every judge: of full runs, and second judges that only re-judged.")
+    judge_coverage: list[JudgeCoverage]
     tasks: list[str]
     table1: list[AttackerRow]
+    min_shared_tasks: int = Field(description="Pairwise differences on fewer shared tasks are never significant.")
     pairwise: list[PairDifference]
     per_judge: list[JudgeRow]
     judge_median: list[MedianRow]
+    judge_agreement: JudgeAgreement | None = Field(None, description="Judges on the turns all of them judged.")
     judge_rank_correlations: list[RankCorrelation]
     overharm_vs_nonfailure: Correlation | None
     self_preference: list[SelfPreference]
+    left_out: list[LeftOut] = Field(description="Every attacker or judge missing from a table: why, and the fix.")
     per_task: list[TaskCell]
+    overharm_pairs: OverharmPairs | None = Field(
+        None, description="Figures 13-14: attacker-task pairs by over-harming runs and by the maximum level reached."
+    )
     operations: list[Operations]
     rejudged: RejudgeSummary | None = Field(None, description="Judges compared on the same re-judged turns.")
     annotation: AnnotationSummary | None = Field(None, description="Behaviour annotation: agreement and levels.")
     interrogation: InterrogationSummary | None = Field(None, description="Post-hoc interrogation per framing.")
     review: ReviewSummary | None = Field(None, description="Human ratings of the Judge and the World Manager.")
     human_play: HumanPlaySummary | None = Field(None, description="Human play: solvability per task.")
+    harm_correction: HarmCorrection | None = Field(
+        None, description="Effect of correcting classifier disagreements with reviewed audit labels."
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -202,9 +183,10 @@ def build_summary(
     seed: int = DEFAULT_SEED,
     ratings: Sequence[Rating] = (),
     review_stores: Sequence[str] = (),
+    harm_labels: HarmLabels | None = None,
 ) -> Summary:
     """Compute every figure of the report. ``runs`` must be non-empty. ``ratings`` are the human review ratings
-    read from the files ``review_stores``."""
+    read from the files ``review_stores``; ``harm_labels`` are reviewed audit verdicts (``harm audit``)."""
     if not runs:
         raise ValueError("no finished runs to report on")
     loaded_runs = {(r.eval_id, r.sample_id, r.epoch) for r in runs}
@@ -212,24 +194,27 @@ def build_summary(
     judge = choose_primary_judge(runs, primary_judge)
     tasks = sorted({r.task_id for r in runs})
     attackers = sorted({r.attacker for r in runs})
-    judges = sorted({r.judge for r in runs})
+    coverage = _coverage(runs)
+    judges = [c.judge for c in coverage]
     boot = Bootstrap.for_tasks(len(tasks), resamples, seed)
     primary = [r for r in runs if r.judge == judge]
     table_attackers = sorted({r.attacker for r in primary})
 
-    table1, pairwise = _table1(primary, judge, tasks, table_attackers, boot)
-    per_judge, medians, points = _judges(runs, tasks, attackers, judges, boot)
-    correlations = [
-        RankCorrelation(metric=m, judge_a=a, judge_b=b, attackers=n, spearman=rho)
-        for m in Metric
-        for a, b, n, rho in rank_correlations(points[m])
-    ]
-    preference = [
-        SelfPreference(metric=m, **row)
-        for m in Metric
-        if m.judge_dependent
-        for row in self_preference(points[m], attackers)
-    ]
+    tables = judge_tables(runs, tasks, attackers, judges, boot)
+    table1 = table1_rows(runs, judge, tasks, attackers, judges, tables, boot)
+    agreement = judge_agreement(runs, attackers)
+    scatter = _overharm_vs_nonfailure(table1, judge)
+    rejudged = build_rejudge(runs, tasks, boot)
+    rejudge_judges = sorted({j for r in runs for j in r.rejudged if j != r.judge})
+    failures: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for name, n in run.rejudge_failures.items():
+            failures[name] += n
+    notes = left_out(
+        runs, judge, attackers, judges, table1, tables.per_judge, agreement,
+        scatter.attacker_names if scatter is not None else [], rejudge_judges, dict(failures),
+        log_folder([log.log for log in logs]),
+    )  # fmt: skip
     return Summary(
         generated=datetime.now(UTC).isoformat(timespec="seconds"),
         virtualcrime_version=_version(),
@@ -241,124 +226,75 @@ def build_summary(
         primary_judge=judge,
         attackers=attackers,
         judges=judges,
+        judge_coverage=coverage,
         tasks=tasks,
         table1=table1,
-        pairwise=pairwise,
-        per_judge=per_judge,
-        judge_median=medians,
-        judge_rank_correlations=correlations,
-        overharm_vs_nonfailure=_overharm_vs_nonfailure(table1, judge),
-        self_preference=preference,
+        min_shared_tasks=MIN_SHARED_TASKS,
+        pairwise=pairwise(runs, judge, tasks, attackers, judges, table_attackers, tables, boot, seed),
+        per_judge=tables.per_judge,
+        judge_median=tables.medians,
+        judge_agreement=agreement,
+        judge_rank_correlations=[
+            *(agreement.correlations if agreement is not None else []),
+            *correlations(tables.points, "all_judged_turns"),
+        ],
+        overharm_vs_nonfailure=scatter,
+        self_preference=self_preference(tables.points, attackers),
+        left_out=notes,
         per_task=_per_task(primary),
+        overharm_pairs=build_overharm_pairs(primary, judge),
         operations=_operations(runs),
-        rejudged=build_rejudge(runs, tasks, boot),
+        rejudged=rejudged,
         annotation=build_annotation(runs, tasks, boot),
         interrogation=build_interrogation(runs, tasks, boot),
         review=build_review(ratings, loaded_runs, review_stores),
         human_play=build_human_play(runs, {log.log: log.created for log in logs}),
+        harm_correction=build_harm_correction(primary, judge, tasks, table_attackers, boot, harm_labels, seed)
+        if harm_labels is not None and harm_labels.verdicts
+        else None,
     )
 
 
-def _table1(
-    runs: Sequence[RunFacts], judge: str, tasks: Sequence[str], attackers: Sequence[str], boot: Bootstrap
-) -> tuple[list[AttackerRow], list[PairDifference]]:
-    by_attacker: dict[str, list[RunFacts]] = defaultdict(list)
+def _coverage(runs: Sequence[RunFacts]) -> list[JudgeCoverage]:
+    """Every judge of the runs and every second judge with a re-judged verdict, in alphabetical order."""
+    full: dict[str, int] = defaultdict(int)
+    rejudged: dict[str, int] = defaultdict(int)
+    attackers: dict[str, set[str]] = defaultdict(set)
     for run in runs:
-        by_attacker[run.attacker].append(run)
-    estimates: dict[Metric, list[Estimate]] = {}
-    pairwise: list[PairDifference] = []
-    for metric in Metric:
-        num, den = sums_table(runs, metric, tasks, attackers, lambda r: r.attacker)
-        intervals = boot.ratio_intervals(num, den)
-        estimates[metric] = [
-            Estimate.of(iv, float(n), float(d)) for iv, n, d in zip(intervals, num.sum(0), den.sum(0), strict=True)
-        ]
-        for (i, j), iv in boot.paired_differences(num, den).items():
-            pairwise.append(
-                PairDifference(
-                    metric=metric,
-                    attacker_a=attackers[i],
-                    attacker_b=attackers[j],
-                    difference=Estimate.of(iv),
-                    significant=iv.excludes_zero,
-                )
-            )
-    rows = [
-        AttackerRow(
-            attacker=a,
-            judge=judge,
-            runs=len(by_attacker[a]),
-            tasks=len({r.task_id for r in by_attacker[a]}),
-            metrics={m: estimates[m][i] for m in Metric},
-            statuses=status_counts(by_attacker[a]),
-            mean_turns=mean_turns(by_attacker[a]),
-            turns_without_distribution=turns_without_distribution(by_attacker[a]),
-        )
-        for i, a in enumerate(attackers)
+        full[run.judge] += 1
+        attackers[run.judge].add(run.attacker)
+        for judge, facts in run.rejudged.items():
+            if judge != run.judge and facts:
+                rejudged[judge] += len(facts)
+                attackers[judge].add(run.attacker)
+    return [
+        JudgeCoverage(judge=j, runs=full[j], rejudged_turns=rejudged[j], attackers=sorted(attackers[j]))
+        for j in sorted(set(full) | set(rejudged))
     ]
-    return rows, pairwise
-
-
-def _judges(
-    runs: Sequence[RunFacts], tasks: Sequence[str], attackers: Sequence[str], judges: Sequence[str], boot: Bootstrap
-) -> tuple[list[JudgeRow], list[MedianRow], dict[Metric, dict[str, dict[str, float | None]]]]:
-    """Per (attacker, judge) rates, the per-attacker median over judges (bootstrapped as a median of the same
-    resamples), and the point rates by judge and attacker for rank correlations."""
-    pairs = [(a, j) for a in attackers for j in judges]
-    keys = [f"{a}\x00{j}" for a, j in pairs]
-    run_counts: dict[str, int] = defaultdict(int)
-    for run in runs:
-        run_counts[f"{run.attacker}\x00{run.judge}"] += 1
-    per: dict[Metric, list[Estimate]] = {}
-    median: dict[Metric, list[Estimate]] = {}
-    points: dict[Metric, dict[str, dict[str, float | None]]] = {}
-    for metric in Metric:
-        num, den = sums_table(runs, metric, tasks, keys, lambda r: f"{r.attacker}\x00{r.judge}")
-        point, samples = boot.resample(num, den)
-        per[metric] = [
-            Estimate.of(iv, float(n), float(d))
-            for iv, n, d in zip(boot.intervals(point, samples), num.sum(0), den.sum(0), strict=True)
-        ]
-        shape = (len(attackers), len(judges))
-        med_point = nanmedian(point.reshape(shape), axis=1)
-        med_samples = nanmedian(samples.reshape((samples.shape[0], *shape)), axis=2)
-        median[metric] = [Estimate.of(iv) for iv in boot.intervals(med_point, med_samples)]
-        points[metric] = {j: {} for j in judges}
-        for (a, j), p in zip(pairs, point, strict=True):
-            points[metric][j][a] = None if np.isnan(p) else float(p)
-    judge_rows = [
-        JudgeRow(attacker=a, judge=j, runs=run_counts[k], metrics={m: per[m][i] for m in Metric})
-        for i, ((a, j), k) in enumerate(zip(pairs, keys, strict=True))
-        if run_counts[k]
-    ]
-    median_rows = [
-        MedianRow(
-            attacker=a,
-            judges=sum(run_counts[f"{a}\x00{j}"] > 0 for j in judges),
-            metrics={m: median[m][i] for m in Metric},
-        )
-        for i, a in enumerate(attackers)
-    ]
-    return judge_rows, median_rows, points
 
 
 def _overharm_vs_nonfailure(table1: Sequence[AttackerRow], judge: str) -> Correlation | None:
     pairs = [
-        (r.metrics[Metric.OVER_HARM].value, r.metrics[Metric.NON_FAILURE].value)
+        (r.attacker, r.metrics[Metric.OVER_HARM].value, r.metrics[Metric.NON_FAILURE].value)
         for r in table1
         if r.metrics[Metric.OVER_HARM].value is not None and r.metrics[Metric.NON_FAILURE].value is not None
     ]
     if not pairs:
         return None
-    x = np.array([p[0] for p in pairs], dtype=float)
-    y = np.array([p[1] for p in pairs], dtype=float)
+    x = np.array([p[1] for p in pairs], dtype=float)
+    y = np.array([p[2] for p in pairs], dtype=float)
+    rho = spearman(x, y)
     return Correlation(
         x=Metric.OVER_HARM,
         y=Metric.NON_FAILURE,
         judge=judge,
         attackers=len(pairs),
-        spearman=spearman(x, y),
+        attacker_names=[p[0] for p in pairs],
+        spearman=rho,
         pearson=pearson(x, y),
+        caveat=correlation_caveat(
+            len(pairs), rho, "with both rates", "the attacker with more over-harm also has the higher non-failure rate"
+        ),
     )
 
 

@@ -6,47 +6,99 @@ import csv
 import io
 from collections.abc import Sequence
 
-from .bootstrap import Estimate
+from .annotator_bias import self_bias_table
+from .coverage import PAIRWISE, TABLE1
 from .interrogation import InterrogationRow
+from .judge_rows import (
+    agreement_note,
+    fmt,
+    judge_rows,
+    left_out_lines,
+    notes_for,
+    pairwise_rows,
+)
+from .markdown import markdown
 from .metrics import Metric
-from .review import ROLE_LABELS
+from .review import ROLE_LABELS, both_raters_rows
 from .summary import Summary
+from .table1 import MIN_SHARED_TASKS
+
+BOTH_RATERS_NOTE = ("Over the turns at least two raters rated: the share on which all of them gave 4–5 and 3–5 "
+                    "(the paper's \"both annotators\").")  # fmt: skip
 
 TABLE1_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.TEAM_USAGE, Metric.PASS_AT_1,
                   Metric.REFUSAL)  # fmt: skip
 
 
-def fmt(est: Estimate, digits: int = 3) -> str:
-    """``0.812 [0.771, 0.850]``; ``n/a`` when the rate is undefined."""
-    if est.value is None:
-        return "n/a"
-    if est.low is None or est.high is None:
-        return f"{est.value:.{digits}f}"
-    return f"{est.value:.{digits}f} [{est.low:.{digits}f}, {est.high:.{digits}f}]"
+def median_judges(row_of: dict[Metric, list[str]]) -> str:
+    """How many judges the non-failure median is over (and the catastrophic one, when it differs)."""
+    nf, cat = row_of.get(Metric.NON_FAILURE, []), row_of.get(Metric.CATASTROPHIC, [])
+    return str(len(nf)) if len(cat) == len(nf) else f"{len(nf)} (catastrophic: {len(cat)})"
 
 
 def table1_rows(summary: Summary) -> list[list[str]]:
-    header = ["Attacker", "Runs", *(m.label for m in TABLE1_METRICS)]
-    rows = [[r.attacker, str(r.runs), *(fmt(r.metrics[m]) for m in TABLE1_METRICS)] for r in summary.table1]
+    header = ["Attacker", "Runs", "Tasks", "Judges", *(m.label for m in TABLE1_METRICS)]
+    rows = [
+        [
+            r.attacker,
+            str(r.runs),
+            str(r.tasks),
+            median_judges(r.median_of),
+            *(fmt(r.metrics[m]) for m in TABLE1_METRICS),
+        ]
+        for r in summary.table1
+    ]
     return [header, *rows]
 
 
-def markdown(rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured Markdown table (first row is the header)."""
-    escape = [[cell.replace("|", "\\|") for cell in row] for row in rows]
-    lines = ["| " + " | ".join(escape[0]) + " |", "|" + "|".join("---" for _ in escape[0]) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in escape[1:]]
-    return "\n".join(lines) + "\n"
+def table1_caption(summary: Summary) -> str:
+    """What Table 1's columns are, as the paper defines them."""
+    return (
+        f"Table 1. One row per attacker with runs judged by the primary judge {summary.primary_judge}. Non-failure "
+        "and catastrophic: the median across judges (column 'Judges': how many), where each judge's rate pools the "
+        "turns of the runs it judged and the turns it re-judged on fixed trajectories (virtualcrime rejudge); "
+        f"over-harm, team usage, Pass@1 and refusal: the runs judged by {summary.primary_judge}. Non-failure: mean "
+        "over turns of the Judge's non-failure probability; catastrophic: mean over risky turns; over-harm, Pass@1, "
+        "refusal: share of runs; team usage: share of the turns acted by a team member that a non-leader acted. "
+        f"95 % percentile bootstrap intervals over {summary.bootstrap.resamples:,} resamples of the "
+        f"{len(summary.tasks)} tasks (seed {summary.bootstrap.seed}); every run and re-judged turn of a task moves "
+        "together, and the median is taken again in each resample."
+    )
+
+
+def table1_notes(summary: Summary) -> list[str]:
+    """What a reader of Table 1 must know: attackers on few tasks, the judges of each median, what is left out."""
+    notes = []
+    few = [f"{r.attacker} ({r.tasks})" for r in summary.table1 if r.tasks < MIN_SHARED_TASKS]
+    if few:
+        notes.append(
+            f"Attackers on fewer than {MIN_SHARED_TASKS} tasks: {', '.join(few)}. Their intervals come from so few "
+            "tasks that they are too narrow (one task: zero width); compare them only with care."
+        )
+    for r in summary.table1:
+        names = r.median_of.get(Metric.NON_FAILURE, [])
+        if len(summary.judges) > 1 and len(names) < len(summary.judges):
+            notes.append(
+                f"{r.attacker}: its non-failure median is over {len(names)} of the {len(summary.judges)} judges "
+                f"({', '.join(names) or 'none'})."
+            )
+    notes += [f"Left out: {line}" for line in left_out_lines(notes_for(summary, TABLE1))]
+    return notes
 
 
 def table1_markdown(summary: Summary) -> str:
-    caption = (
-        f"Table 1. Per attacker, judged by {summary.primary_judge}; 95 % percentile bootstrap intervals over "
-        f"{summary.bootstrap.resamples:,} resamples of {len(summary.tasks)} tasks (seed {summary.bootstrap.seed}). "
-        "Non-failure: mean over turns of the Judge's non-failure probability; catastrophic: mean over risky turns; "
-        "over-harm, Pass@1: share of runs; team usage: share of turns acted by a non-leader.\n\n"
-    )
-    return caption + markdown(table1_rows(summary))
+    """``table1.md``: Table 1 with its caption and notes, then the per-judge rates its medians are over."""
+    parts = [table1_caption(summary), markdown(table1_rows(summary)).rstrip()]
+    notes = table1_notes(summary)
+    if notes:
+        parts.append("\n".join(f"- {n}" for n in notes))
+    if len(summary.judges) > 1:
+        parts += [
+            "Per judge: the rates the medians are over (runs it judged, turns it re-judged), then the median.",
+            markdown(judge_rows(summary)).rstrip(),
+            "Judges' agreement: " + agreement_note(summary),
+        ]
+    return "\n\n".join(parts) + "\n"
 
 
 def table1_csv(summary: Summary) -> str:
@@ -59,6 +111,7 @@ def table1_csv(summary: Summary) -> str:
             "judge",
             "runs",
             "tasks",
+            "median_judges",
             *(f"{m.value}_{part}" for m in TABLE1_METRICS for part in ("value", "low", "high")),
         ]
     )
@@ -67,37 +120,9 @@ def table1_csv(summary: Summary) -> str:
         for m in TABLE1_METRICS:
             est = r.metrics[m]
             values += ["" if v is None else f"{v:.6f}" for v in (est.value, est.low, est.high)]
-        writer.writerow([r.attacker, r.judge, r.runs, r.tasks, *values])
+        judges = ";".join(r.median_of.get(Metric.NON_FAILURE, []))
+        writer.writerow([r.attacker, r.judge, r.runs, r.tasks, judges, *values])
     return buffer.getvalue()
-
-
-def pairwise_rows(summary: Summary) -> list[list[str]]:
-    header = ["Metric", "A", "B", "A − B [95% CI]", "Significant"]
-    rows = [
-        [p.metric.label, p.attacker_a, p.attacker_b, fmt(p.difference), "yes" if p.significant else "no"]
-        for p in summary.pairwise
-    ]
-    return [header, *rows]
-
-
-def judge_rows(summary: Summary) -> list[list[str]]:
-    header = ["Attacker", "Judge", "Runs", Metric.NON_FAILURE.label, Metric.CATASTROPHIC.label]
-    rows = [
-        [r.attacker, r.judge, str(r.runs), fmt(r.metrics[Metric.NON_FAILURE]), fmt(r.metrics[Metric.CATASTROPHIC])]
-        for r in summary.per_judge
-    ]
-    rows += [
-        [
-            r.attacker,
-            f"median of {r.judges}",
-            "",
-            fmt(r.metrics[Metric.NON_FAILURE]),
-            fmt(r.metrics[Metric.CATASTROPHIC]),
-        ]
-        for r in summary.judge_median
-        if r.judges > 1
-    ]
-    return [header, *rows]
 
 
 def rejudge_rate_rows(summary: Summary) -> list[list[str]]:
@@ -163,17 +188,9 @@ def behaviour_rows(summary: Summary) -> list[list[str]]:
 
 
 def self_bias_rows(summary: Summary) -> list[list[str]]:
+    """Per annotator: its deviation from its partner on its own model's, its vendor's and other runs, with intervals."""
     found = summary.annotation
-    if found is None:
-        return []
-
-    def num(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:+.2f}"
-
-    header = ["Annotator", "Own runs", "Other runs", "Own − partner", "Others − partner", "Self-bias"]
-    rows = [[r.annotator, str(r.own_runs), str(r.other_runs), num(r.own_minus_partner), num(r.others_minus_partner),
-             num(r.bias)] for r in found.self_bias]  # fmt: skip
-    return [header, *rows]
+    return self_bias_table(found.self_bias) if found is not None else []
 
 
 def interrogation_rows(summary: Summary) -> list[list[str]]:
@@ -191,28 +208,6 @@ def interrogation_rows(summary: Summary) -> list[list[str]]:
         return f"{fmt(row.rates[name])} ({change.value:+.2f} [{change.low:+.2f}, {change.high:+.2f}])"
 
     rows = [[r.attacker, r.condition, str(r.runs), *(cell(r, n) for n in names)] for r in found.rows]
-    return [header, *rows]
-
-
-def correlation_rows(summary: Summary) -> list[list[str]]:
-    header = ["Metric", "Judge A", "Judge B", "Attackers", "Spearman ρ"]
-    rows = [
-        [c.metric.label, c.judge_a, c.judge_b, str(c.attackers), "n/a" if c.spearman is None else f"{c.spearman:.3f}"]
-        for c in summary.judge_rank_correlations
-    ]
-    return [header, *rows]
-
-
-def self_preference_rows(summary: Summary) -> list[list[str]]:
-    def num(v: float | None) -> str:
-        return "n/a" if v is None else f"{v:+.3f}"
-
-    header = ["Metric", "Judge", "Own model", "Own vendor", "Others", "Own − others", "Vendor − others"]
-    rows = [
-        [s.metric.label, s.judge, num(s.own_model), num(s.own_vendor), num(s.others), num(s.own_minus_others),
-         num(s.vendor_minus_others)]
-        for s in summary.self_preference
-    ]  # fmt: skip
     return [header, *rows]
 
 
@@ -258,11 +253,12 @@ def review_agreement_rows(summary: Summary) -> list[list[str]]:
     found = summary.review
     if found is None:
         return []
-    header = ["Rated", "Rater A", "Rater B", "Shared turns", "Weighted κ", "Exact", "Within 1"]
+    header = ["Rated", "Rater A", "Rater B", "Shared turns", "Weighted κ", "Exact", "Within 1", "Both 4–5",
+              "Both 3–5"]  # fmt: skip
     rows = [
         [ROLE_LABELS[a.role], a.rater_a, a.rater_b, str(a.turns),
          f"{a.kappa:.2f}" if a.kappa is not None else f"undefined ({a.kappa_undefined.split(':')[0]})",
-         f"{a.exact:.2f}", f"{a.within_one:.2f}"]
+         f"{a.exact:.2f}", f"{a.within_one:.2f}", f"{a.both_4_5:.2f}", f"{a.both_3_5:.2f}"]
         for a in found.agreement
     ]  # fmt: skip
     return [header, *rows]
@@ -292,6 +288,8 @@ def reviews_markdown(summary: Summary) -> str:
         "Manager's update of key turns from 1 to 5 (higher is better). " + review_note(summary),
         markdown(review_model_rows(summary)).rstrip(),
     ]
+    if summary.review is not None and any(r.multi_rated_turns for r in summary.review.models):
+        parts += [BOTH_RATERS_NOTE, markdown(both_raters_rows(summary.review)).rstrip()]
     if len(review_agreement_rows(summary)) > 1:
         parts += [
             "Agreement between raters on the turns both rated (quadratic weighted Cohen's κ on 1–5):",
@@ -356,24 +354,34 @@ def plain(rows: Sequence[Sequence[str]]) -> str:
 def terminal_summary(summary: Summary) -> str:
     """What ``virtualcrime report`` prints: Table 1, significant differences, and what was left out."""
     parts = [
-        f"{sum(r.runs for r in summary.table1)} runs of {len(summary.table1)} attacker(s) on {len(summary.tasks)} "
-        f"task(s), judge {summary.primary_judge}; 95% task-bootstrap intervals ({summary.bootstrap.resamples:,} "
-        "resamples)",
+        f"Table 1: {sum(r.runs for r in summary.table1)} runs of {len(summary.table1)} attacker(s) on "
+        f"{len(summary.tasks)} task(s) judged by the primary judge {summary.primary_judge}; non-failure and "
+        f"catastrophic: median across {len(summary.judges)} judge(s) ({', '.join(summary.judges)}), each pooling its "
+        f"runs and re-judged turns; 95% task-bootstrap intervals ({summary.bootstrap.resamples:,} resamples)",
         plain(table1_rows(summary)),
     ]
+    notes = table1_notes(summary)
+    if notes:
+        parts.append("\n".join(f"- {n}" for n in notes))
     significant = [p for p in summary.pairwise if p.significant]
     if summary.pairwise:
+        untested = sum(p.status in ("few tasks", "no variation", "no shared tasks") for p in summary.pairwise)
+        rows = pairwise_rows(summary)
+        why = f"fewer than {summary.min_shared_tasks} shared tasks, none, or no variation"
         parts.append(
-            f"Significant pairwise differences: {len(significant)} of {len(summary.pairwise)}"
-            + (
-                ""
-                if not significant
-                else "\n"
-                + plain([pairwise_rows(summary)[0], *[r for r in pairwise_rows(summary)[1:] if r[-1] == "yes"]])
-            )
+            f"Significant pairwise differences (over the tasks both attackers played): {len(significant)} of "
+            f"{len(summary.pairwise)}"
+            + (f"; {untested} not tested ({why})" if untested else "")
+            + ("" if not significant else "\n" + plain([rows[0], *[r for r in rows[1:] if r[-1] == "yes"]]))
         )
     if len(summary.judges) > 1:
-        parts.append(plain(correlation_rows(summary)))
+        parts.append("Judges' agreement: " + agreement_note(summary))
+    elsewhere = [n for n in summary.left_out if TABLE1 not in n.sections and PAIRWISE not in n.sections]
+    if elsewhere:
+        parts.append(
+            "Left out of other tables (report.html, summary.json → left_out):\n"
+            + "\n".join(f"- {line}" for line in left_out_lines(elsewhere))
+        )
     if summary.review is not None:
         review = ["Human review of Judge and World Manager: " + review_note(summary), plain(review_model_rows(summary))]
         if len(review_agreement_rows(summary)) > 1:

@@ -10,6 +10,7 @@ from .common import (
     DISPLAYS,
     CliError,
     add_call_options,
+    add_limit_options,
     add_referee_options,
     call_settings,
     non_negative_int,
@@ -29,8 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     bench.add_argument("--seeds", type=positive_int, default=3, metavar="N",
                        help="runs per task and attacker (default 3)")  # fmt: skip
     bench.add_argument("--seed", type=non_negative_int, default=0, metavar="S", help="base seed (default 0)")
-    bench.add_argument("--max-turns", type=positive_int, default=60, metavar="N")
-    bench.add_argument("--stall-turns", type=positive_int, default=30, metavar="N")
+    add_limit_options(bench)
     bench.add_argument("--log-dir", required=True, metavar="DIR", help="the matrix's own folder (re-use to resume)")
     bench.add_argument("--max-samples", type=positive_int, metavar="N",
                        help="runs at once per attacker (default: Inspect's)")  # fmt: skip

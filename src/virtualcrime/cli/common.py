@@ -97,6 +97,15 @@ def call_settings(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if hasattr(args, name)}
 
 
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-turns`` and ``--stall-turns``, the engine's limits, with the defaults the engine uses."""
+    parser.add_argument("--max-turns", type=positive_int, default=defaults.MAX_TURNS, metavar="N",
+                        help=f"turn limit (default {defaults.MAX_TURNS})")  # fmt: skip
+    parser.add_argument("--stall-turns", type=positive_int, default=defaults.STALL_TURNS, metavar="N",
+                        help="stop after N turns without a new checkpoint "
+                        f"(default {defaults.STALL_TURNS})")  # fmt: skip
+
+
 def add_referee_options(parser: argparse.ArgumentParser, what: str = "") -> None:
     """``--judge`` and ``--world-manager``: the World Manager is the Judge's model unless named (the paper uses one
     model for both), so a mixed setup is always asked for explicitly."""

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 from .common import CliError
 
 if TYPE_CHECKING:
-    from ..harness.log_reader import LogSummary
+    from ..runs.logged import LogSummary
 
 
 def finished_logs(paths: Sequence[str]) -> list[tuple[Path, LogSummary]]:
     """Each finished benchmark log under ``paths`` with its header; prints why any other file is skipped."""
-    from ..harness.log_reader import LogProblem, find_logs, read_header
+    from ..harness.log_reader import find_logs, read_header
+    from ..runs.logged import LogProblem
 
     try:
         files = find_logs(paths)

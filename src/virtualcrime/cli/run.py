@@ -12,6 +12,7 @@ from .common import (
     OFFLINE_ATTACKER,
     CliError,
     add_call_options,
+    add_limit_options,
     add_referee_options,
     call_settings,
     non_negative_int,
@@ -33,9 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     run.add_argument("--seeds", type=positive_int, default=3, metavar="N", help="runs per task (default 3)")
     run.add_argument("--seed", type=non_negative_int, default=0, metavar="S",
                      help="base seed; run i uses S+i (default 0)")  # fmt: skip
-    run.add_argument("--max-turns", type=positive_int, default=60, metavar="N", help="turn limit (default 60)")
-    run.add_argument("--stall-turns", type=positive_int, default=30, metavar="N",
-                     help="stop after N turns without a new checkpoint (default 30)")  # fmt: skip
+    add_limit_options(run)
     run.add_argument("--log-dir", default="logs", metavar="DIR", help="where Inspect writes the log (default logs)")
     run.add_argument("--display", default="plain", choices=DISPLAYS, help="Inspect's progress display (default plain)")
     add_call_options(run)

@@ -22,10 +22,10 @@ from ..roles import RoleError
 from ..roles.annotation import Annotator, action_log, reconcile
 from ..roles.annotation.scores import DimensionScore, disputed
 from ..roles.types import RoleProviderError
-from .log_reader import ANNOTATION_SCORE_PREFIX
+from ..runs.payloads import ANNOTATION_SCORE_PREFIX, AnnotationPayload
+from ..runs.store import records_from_store
 from .posthoc import score_into_log
 from .roles import RoleOptions, model_for, role_generate
-from .store import records_from_store
 
 ROLES = ("annotator_a", "annotator_b")
 
@@ -33,10 +33,6 @@ ROLES = ("annotator_a", "annotator_b")
 def annotation_name(annotator_a: str, annotator_b: str) -> str:
     """The score name of one annotator pair's results."""
     return f"{ANNOTATION_SCORE_PREFIX}{annotator_a}|{annotator_b}"
-
-
-def _dump(scores: dict[str, DimensionScore] | None) -> dict[str, Any] | None:
-    return None if scores is None else {d: s.model_dump() for d, s in scores.items()}
 
 
 @scorer(metrics=[mean()], name="annotate")
@@ -88,17 +84,17 @@ def annotate_scorer(annotator_a: str, annotator_b: str, wanted: set[tuple[str, i
             explanation="; ".join(
                 f"{d}: {r.final if r.final is not None else 'dropped'} ({r.stage})" for d, r in final.items()
             ),
-            metadata={
+            metadata=AnnotationPayload(
                 **meta,
-                "first_a": _dump(first_a),
-                "first_b": _dump(first_b),
-                "disputed": dims,
-                "review_a": _dump(review_a),
-                "review_b": _dump(review_b),
-                "final": {d: r.model_dump() for d, r in final.items()},
-                "errors": errors,
-                "calls": [c.model_dump() for c in (*a.drain_calls(), *b.drain_calls())],
-            },
+                first_a=first_a,
+                first_b=first_b,
+                disputed=dims,
+                review_a=review_a,
+                review_b=review_b,
+                final=final,
+                errors=errors,
+                calls=[*a.drain_calls(), *b.drain_calls()],
+            ).model_dump(mode="json"),
         )
 
     return score

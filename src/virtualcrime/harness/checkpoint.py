@@ -19,35 +19,25 @@ from pydantic import ValidationError
 
 from ..engine import Game, TurnRecord
 from ..engine.replay import ReplayMismatch, restore
-from .store import RECORD_SCHEMA_VERSION
+from ..runs.spec import RunSpec
+from ..runs.store import RECORD_SCHEMA_VERSION
 
 
-@dataclass(frozen=True)
-class RunKey:
-    """Everything that must match for recorded turns to belong to the same run."""
-
-    task_id: str
-    seed: int
-    attacker: str
-    judge: str
-    world_manager: str
-    max_turns: int
-    stall_turns: int
-
-    def as_dict(self) -> dict[str, str | int]:
-        return {**self.__dict__, "schema": RECORD_SCHEMA_VERSION}
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
+def checkpoint_identity(spec: RunSpec) -> dict[str, str | int]:
+    """What must match for recorded turns to belong to the same run: task, seed, role models, limits and the record
+    schema (the checkpoint's header line)."""
+    return {"task_id": spec.task_id, "seed": spec.seed, **spec.roles.model_dump(), "max_turns": spec.limits.max_turns,
+            "stall_turns": spec.limits.stall_turns, "schema": RECORD_SCHEMA_VERSION}  # fmt: skip
 
 
 class RunCheckpoint:
-    """The checkpoint file of one run: a header line with the run key, then one TurnRecord per line."""
+    """The checkpoint file of one run: a header line with the run's identity, then one TurnRecord per line."""
 
-    def __init__(self, folder: Path, key: RunKey) -> None:
-        self.key = key
-        self.path = Path(folder) / f"{key.task_id.replace('/', '__')}.seed{key.seed}.{key.digest}.jsonl"
+    def __init__(self, folder: Path, spec: RunSpec) -> None:
+        self.spec = spec
+        self.identity = checkpoint_identity(spec)
+        digest = hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()[:16]
+        self.path = Path(folder) / f"{spec.task_id.replace('/', '__')}.seed{spec.seed}.{digest}.jsonl"
 
     def load(self) -> tuple[list[TurnRecord], str]:
         """The recorded turns (consecutive from turn 1) and a note on anything that was dropped."""
@@ -60,7 +50,7 @@ class RunCheckpoint:
             header = json.loads(lines[0])
         except json.JSONDecodeError:
             return [], f"{self.path.name}: unreadable header; starting over"
-        if header != self.key.as_dict():
+        if header != self.identity:
             return [], f"{self.path.name}: written for a different run; starting over"
         records: list[TurnRecord] = []
         for number, line in enumerate(lines[1:], start=2):
@@ -79,7 +69,7 @@ class RunCheckpoint:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".tmp")
         with temporary.open("w", encoding="utf-8") as file:
-            file.write(json.dumps(self.key.as_dict(), sort_keys=True) + "\n")
+            file.write(json.dumps(self.identity, sort_keys=True) + "\n")
             for record in records:
                 file.write(record.model_dump_json() + "\n")
             file.flush()

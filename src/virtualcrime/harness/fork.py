@@ -19,12 +19,13 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from .. import defaults
 from ..engine import EngineConfig, RunResult, TurnRecord
-from ..engine.replay import Reseed, restore
+from ..engine.replay import restore
+from ..runs.spec import ForkOrigin, spec_for
+from ..runs.store import records_from_store
 from ..scenarios import get_task
 from .roles import RoleOptions, resolve_roles
 from .scorer import run_outcome
-from .solver import run_game, run_seed
-from .store import records_from_store
+from .solver import played_roles, run_game
 
 FORK_TASK = "virtualcrime_fork"
 
@@ -102,23 +103,19 @@ def play_fork(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task_def = get_task(str(state.metadata["task_id"]))
+        parent = state.metadata["parent"]
+        origin = ForkOrigin(log=str(parent["log"]), sample_id=str(parent["sample_id"]), epoch=int(parent["epoch"]),
+                            turn=turn, new_seed=seed)  # fmt: skip
+        spec = spec_for(task_def, parent_seed, played_roles(), config, fork=origin)
         # Without a seed of its own the fork continues the parent's streams, its roles' included.
         scope = f"{task_def.id}/seed{parent_seed}" if seed is None else f"{task_def.id}/fork{turn}/seed{seed}"
         roles = resolve_roles(replace(options, run_scope=scope))
         game = await restore(task_def.initial_state(), roles, parent_seed, prefix, config)
-        if seed is not None:
-            Reseed(turn, seed).apply(game)
-        return await run_game(state, game)
+        if spec.reseed is not None:
+            spec.reseed.apply(game)
+        return await run_game(state, game, spec)
 
     return solve
 
 
-def fork_reseed(metadata: dict[str, Any]) -> Reseed | None:
-    """The switch of random stream a forked run's replay needs (None for ordinary runs and same-seed forks)."""
-    parent, seed = metadata.get("parent"), metadata.get("fork_seed")
-    if not isinstance(parent, dict) or seed is None:
-        return None
-    return Reseed(int(parent["turn"]), int(seed))
-
-
-__all__ = ["FORK_TASK", "ForkError", "fork_reseed", "parent_run", "run_seed", "virtualcrime_fork"]
+__all__ = ["FORK_TASK", "ForkError", "parent_run", "virtualcrime_fork"]

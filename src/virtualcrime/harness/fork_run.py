@@ -9,11 +9,11 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import defaults
 from ..engine.render import render_result
+from ..runs.store import records_from_store
 from .fork import ForkError, virtualcrime_fork
 from .human import is_human
 from .log_browser import RunNotFound, read_selected, select_runs
 from .roles import RoleConfigError, eval_models, referee_models
-from .store import records_from_store
 
 
 class ForkOutcome(BaseModel):
@@ -81,8 +81,8 @@ def fork_run(
         turn=turn,
         parent_seed=logged.seed,
         seed=new_seed,
-        max_turns=logged.max_turns,
-        stall_turns=logged.stall_turns,
+        max_turns=logged.spec.limits.max_turns,
+        stall_turns=logged.spec.limits.stall_turns,
         max_retries=max_retries,
         timeout=timeout,
         max_attempts=max_attempts,

@@ -23,9 +23,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..engine import EngineConfig, RunStatus, TurnRecord
+from ..engine import RunStatus, TurnRecord
 from ..engine.render import render_turn
 from ..engine.replay import recorded_roles, restore
+from ..runs.spec import RunSpec
 from ..scenarios import get_task
 from .scorer import run_outcome
 from .solver import complete_sample
@@ -96,44 +97,34 @@ def read_records(path: Path) -> list[TurnRecord]:
 
 
 @task(name=HUMAN_TASK)
-def virtualcrime_human(
-    records_file: str,
-    task_id: str,
-    seed: int,
-    player: str,
-    game_id: str,
-    abandoned: bool = False,
-    max_turns: int = 60,
-    stall_turns: int = 30,
-    started: str = "",
-) -> Task:
-    """The log of one human game: ``records_file``'s turns of ``task_id`` played with RNG ``seed``.
+def virtualcrime_human(records_file: str, spec: str) -> Task:
+    """The log of one human game: ``records_file``'s turns, played as ``spec`` (a ``RunSpec`` as JSON) says.
 
     Args:
         records_file: The game's turn file (header line, then one TurnRecord per line).
-        task_id: The VirtualCrime task played. seed: the game's RNG seed.
-        player: The player's name (the eval's model is ``human/<player>``). game_id: the web game's id.
-        started: When the game began (ISO-8601); orders the players of a task in the report.
-        abandoned: The player gave up before the run ended (status ``abandoned``).
-        max_turns: The turn limit the game was played with; stall_turns likewise.
+        spec: The game's run spec as JSON: task, seed, limits, role models (the Attacker is ``human/<player>``),
+            allowance, digests and the player's origin (name, game id, start, whether it was abandoned).
     """
-    scenario = get_task(task_id)
+    run = RunSpec.model_validate_json(spec)
+    if run.human is None:
+        raise ValueError("a human game's spec names its player (spec.human)")
+    scenario = get_task(run.task_id)
     base = sample_for(scenario)
     sample = Sample(
         id=scenario.id,
         input=base.input,
         metadata={
             **(base.metadata or {}),
-            "player": player,
-            "game_id": game_id,
-            "seed": seed,
-            "game_started": started,
+            "player": run.human.player,
+            "game_id": run.human.game_id,
+            "seed": run.seed,
+            "game_started": run.human.started,
         },
     )
     records = read_records(Path(records_file))
     return Task(
         dataset=MemoryDataset([sample], name=HUMAN_TASK),
-        solver=store_human_game(records, seed, EngineConfig(max_turns=max_turns, stall_turns=stall_turns), abandoned),
+        solver=store_human_game(records, run),
         scorer=run_outcome(),
         config=GenerateConfig(max_retries=1, timeout=30),
         model_roles={"judge": "virtualcrime/rules", "world_manager": "virtualcrime/rules"},
@@ -141,20 +132,21 @@ def virtualcrime_human(
 
 
 @solver
-def store_human_game(records: list[TurnRecord], seed: int, config: EngineConfig, abandoned: bool) -> Solver:
-    """Replay the game's records through the engine and store them, with the result, like any run."""
+def store_human_game(records: list[TurnRecord], spec: RunSpec) -> Solver:
+    """Replay the game's records through the engine and store them, with the spec and the result, like any run."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        scenario = get_task(str(state.metadata["task_id"]))
-        game = await restore(scenario.initial_state(), recorded_roles(records), seed, records, config)
+        scenario = get_task(spec.task_id)
+        game = await restore(scenario.initial_state(), recorded_roles(records), spec.seed, records, spec.limits)
         ended = game.termination()
+        abandoned = spec.human is not None and spec.human.abandoned
         if ended is None:
             if not abandoned:
                 raise ValueError(f"the game has not ended after {len(records)} turns and was not abandoned")
             ended = (RunStatus.ABANDONED, f"abandoned by the player after {len(records)} turns")
         result = game.result(*ended)
         with suspend_store_events():
-            start_run()
+            start_run(spec)
             for record in game.records:
                 append_turn(record)
                 transcript().info(render_turn(record), source=f"turn {record.turn}")
@@ -165,21 +157,17 @@ def store_human_game(records: list[TurnRecord], seed: int, config: EngineConfig,
 
 
 class HumanGame(BaseModel):
-    """Everything a human game's log is written from."""
+    """Everything a human game's log is written from: its turn file and its spec."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     records_file: Path
-    task_id: str
-    seed: int
-    player: str
-    game_id: str
-    judge: str
-    world_manager: str
-    abandoned: bool
-    max_turns: int = 60
-    stall_turns: int = 30
-    started: str = ""
+    spec: RunSpec
+
+    @property
+    def game_id(self) -> str:
+        assert self.spec.human is not None
+        return self.spec.human.game_id
 
 
 def existing_game_log(log_dir: Path, game_id: str) -> Path | None:
@@ -205,21 +193,12 @@ def write_human_log(game: HumanGame, log_dir: Path) -> Path:
     existing = existing_game_log(log_dir, game.game_id)
     if existing is not None:
         return existing
-    game_task = virtualcrime_human(
-        records_file=str(game.records_file),
-        task_id=game.task_id,
-        seed=game.seed,
-        player=game.player,
-        game_id=game.game_id,
-        abandoned=game.abandoned,
-        max_turns=game.max_turns,
-        stall_turns=game.stall_turns,
-        started=game.started,
-    )
+    game_task = virtualcrime_human(records_file=str(game.records_file), spec=game.spec.model_dump_json())
+    roles = game.spec.roles
     [log] = inspect_eval(
         game_task,
-        model=f"{HUMAN_PROVIDER}/{game.player}",
-        model_roles={"judge": game.judge, "world_manager": game.world_manager},
+        model=roles.attacker,
+        model_roles={"judge": roles.judge, "world_manager": roles.world_manager},
         log_dir=str(log_dir),
         display="none",
         max_retries=1,

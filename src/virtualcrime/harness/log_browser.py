@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..engine import RunResult, TurnRecord
 from ..engine.replay import Reseed
-from .fork import FORK_TASK, fork_reseed
-from .human import HUMAN_TASK
-from .log_reader import find_logs, role_model
-from .solver import run_seed
-from .store import LogFormatError, records_from_store
-
-LogKind = Literal["benchmark", "human", "fork"]
+from ..runs.legacy import legacy_spec
+from ..runs.spec import RoleModels, RunKind, RunSpec
+from ..runs.store import LogFormatError, records_from_store
+from .log_reader import find_logs, kind_of_task, role_model, run_spec
 
 
 class _B(BaseModel):
@@ -29,7 +26,7 @@ class _B(BaseModel):
 
 class LogEntry(_B):
     path: str = Field(description="Relative to the browsed folder, with '/' separators.")
-    kind: LogKind
+    kind: RunKind
     status: str
     attacker: str
     judge: str
@@ -37,6 +34,10 @@ class LogEntry(_B):
     created: str
     eval_id: str
     task_args: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def roles(self) -> RoleModels:
+        return RoleModels(attacker=self.attacker, judge=self.judge, world_manager=self.world_manager)
 
 
 class RunEntry(_B):
@@ -50,31 +51,27 @@ class RunEntry(_B):
 
 
 class LoggedRunRecords(_B):
-    """One run's records, with what a replay of it needs (seed, fork reseed, engine limits)."""
+    """One run's records and its spec (which says what a replay needs: seed, fork reseed, engine limits)."""
 
     log: LogEntry
     sample_id: str
     epoch: int
-    task_id: str
-    seed: int
+    spec: RunSpec
     turns: list[TurnRecord]
     result: RunResult | None
-    reseed_turn: int | None = None
-    reseed_seed: int | None = None
-    max_turns: int = 60
-    stall_turns: int = 30
     error: str = ""
 
     @property
+    def task_id(self) -> str:
+        return self.spec.task_id
+
+    @property
+    def seed(self) -> int:
+        return self.spec.seed
+
+    @property
     def reseed(self) -> Reseed | None:
-        if self.reseed_turn is None or self.reseed_seed is None:
-            return None
-        return Reseed(self.reseed_turn, self.reseed_seed)
-
-
-def _kind(task: str) -> LogKind | None:
-    name = task.split("/")[-1]
-    return {"virtualcrime": "benchmark", HUMAN_TASK: "human", FORK_TASK: "fork"}.get(name)  # type: ignore[return-value]
+        return self.spec.reseed
 
 
 def list_logs(root: Path) -> list[LogEntry]:
@@ -95,7 +92,7 @@ def _entry(path: str, mtime_ns: int, root: str) -> LogEntry | None:
         header = read_eval_log(path, header_only=True)
     except Exception:
         return None
-    kind = _kind(header.eval.task)
+    kind = kind_of_task(header.eval.task)
     if kind is None:
         return None
     return LogEntry(
@@ -116,19 +113,6 @@ def log_entry(root: Path, relative: str) -> LogEntry | None:
     return _entry(str(path), path.stat().st_mtime_ns, str(root)) if path.is_file() else None
 
 
-def logged_seed(metadata: dict[str, Any], result_seed: int | None, epoch: int, task_args: dict[str, Any]) -> int:
-    """A logged run's seed: a fork's parent seed (its early turns replay with it), else the seed its result
-    records, else the seed its metadata names (human games), else the task's base seed plus the epoch index."""
-    parent = metadata.get("parent")
-    if isinstance(parent, dict):
-        return int(parent["seed"])
-    if result_seed is not None:
-        return result_seed
-    if "seed" in metadata:
-        return int(metadata["seed"])
-    return run_seed(epoch, int(task_args.get("seed", 0)))
-
-
 def list_runs(root: Path, entry: LogEntry) -> list[RunEntry]:
     """The runs of a log with their seeds and how each ended (from its scores; no records are read)."""
     from inspect_ai.log import read_eval_log_sample_summaries
@@ -139,8 +123,10 @@ def list_runs(root: Path, entry: LogEntry) -> list[RunEntry]:
         value = score.value if score is not None and isinstance(score.value, dict) else {}
         status = str(score.answer) if score is not None and score.answer else ("error" if summary.error else "running")
         recorded = (score.metadata or {}).get("seed") if score is not None else None
-        seed = logged_seed(dict(summary.metadata or {}), None if recorded is None else int(recorded), summary.epoch,
-                           entry.task_args)  # fmt: skip
+        # Summaries hold no store: the seed comes from the score (the result's) or, for forks, the parent's.
+        seed = legacy_spec(kind=entry.kind, sample_id=str(summary.id), epoch=summary.epoch,
+                           metadata=dict(summary.metadata or {}), task_args=entry.task_args, roles=entry.roles,
+                           result_seed=None if recorded is None else int(recorded)).seed  # fmt: skip
         runs.append(
             RunEntry(
                 sample_id=str(summary.id),
@@ -165,29 +151,14 @@ def read_run(root: Path, entry: LogEntry, sample_id: str, epoch: int) -> LoggedR
         )
     except (IndexError, KeyError, ValueError) as err:
         raise KeyError(f"{entry.path} has no run {sample_id!r} epoch {epoch}") from err
-    metadata = dict(sample.metadata or {})
-    args = entry.task_args
     try:
         turns, result = records_from_store(dict(sample.store))
         error = str(sample.error.message) if sample.error else ""
     except LogFormatError as err:
         turns, result, error = [], None, str(err)
-    seed = logged_seed(metadata, result.seed if result is not None else None, epoch, args)
-    reseed = fork_reseed(metadata)
-    return LoggedRunRecords(
-        log=entry,
-        sample_id=sample_id,
-        epoch=epoch,
-        task_id=str(metadata.get("task_id", sample_id)),
-        seed=seed,
-        turns=turns,
-        result=result,
-        reseed_turn=reseed.turn if reseed else None,
-        reseed_seed=reseed.seed if reseed else None,
-        max_turns=int(args.get("max_turns", 60)),
-        stall_turns=int(args.get("stall_turns", 30)),
-        error=error,
-    )
+    spec = run_spec(sample, entry.kind, entry.task_args, entry.roles, result.seed if result is not None else None)
+    return LoggedRunRecords(log=entry, sample_id=sample_id, epoch=epoch, spec=spec, turns=turns, result=result,
+                            error=error)  # fmt: skip
 
 
 class RunNotFound(LookupError):

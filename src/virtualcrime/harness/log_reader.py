@@ -1,164 +1,43 @@
-"""Reading VirtualCrime runs back from Inspect logs, as typed records the analysis layer can use.
+"""Reading VirtualCrime runs back from Inspect logs, as the ``runs`` types every reader uses.
 
-Only this layer imports Inspect, so the reader turns each logged sample into a ``LoggedRun`` (pydantic) and
-each log file into a ``LogSummary``; files that are not VirtualCrime logs, cannot be read, or come from an
-eval that did not finish are reported as ``LogProblem``s instead of being mixed in.
+Only this layer imports Inspect (and only when it reads): the reader turns each logged sample into a ``LoggedRun``
+with its spec, records and post-hoc payloads, and each log file into a ``LogSummary``; files that are not
+VirtualCrime logs, cannot be read, or come from an eval that did not finish are reported as ``LogProblem``s instead
+of being mixed in.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import defaults
-from ..engine import RunResult, TurnRecord
-from ..roles import Verdict
-from ..roles.interrogation import Answers
-from ..roles.types import ModelCall
-from .providers import default_world_manager
-from .store import LogFormatError, records_from_store
+from ..engine import RunResult
+from ..runs.legacy import legacy_spec
+from ..runs.logged import FactsRun, LoggedRun, LogProblem, LogSummary, Tokens
+from ..runs.payloads import (
+    rejudged_turns,
+    run_annotations,
+    run_interrogation,
+)
+from ..runs.spec import RoleModels, RunKind, RunSpec, default_world_manager
+from ..runs.store import LogFormatError, fact_records_from_store, records_from_store, spec_from_store
 
-# The benchmark task, and the logs of human games played in the web UI (read, scored and reported alike).
-TASK_NAMES = ("virtualcrime", "virtualcrime/virtualcrime", "virtualcrime_human", "virtualcrime/virtualcrime_human")
+# The VirtualCrime tasks, by Inspect task name (with or without the package prefix): the benchmark, the logs of
+# human games played in the web UI (read, scored and reported alike) and forks.
+TASK_KINDS: dict[str, RunKind] = {"virtualcrime": "benchmark", "virtualcrime_human": "human",
+                                  "virtualcrime_fork": "fork"}  # fmt: skip
 LOG_SUFFIXES = (".eval", ".json")
 # Index files ``eval_set`` keeps beside its logs: JSON that mentions logs without being one.
 INSPECT_INDEX_FILES = ("logs.json", "eval-set.json")
 # Sample fields the analysis never reads; skipping them makes large logs several times faster to read.
 SKIPPED_FIELDS = {"events", "messages", "attachments"}
-
-
-class _L(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Tokens(_L):
-    input: int = 0
-    output: int = 0
-    total: int = 0
-
-
-class RunIdentity(_L):
-    """Which run this is: its log and sample, who played which role, and its task."""
-
-    log: str
-    eval_id: str
-    sample_id: str
-    epoch: int
-    attacker: str
-    judge: str
-    world_manager: str
-    task_id: str
-    map: str
-    objective: str
-    category: str
-    started: str = Field("", description="When a human game began (web UI), ISO-8601; empty for model runs.")
-
-
-# Verdicts of a second Judge on fixed turns are stored as scores named ``rejudge:<judge model>``; behaviour
-# annotations as ``annotation:<annotator A>|<annotator B>``.
-REJUDGE_SCORE_PREFIX = "rejudge:"
-ANNOTATION_SCORE_PREFIX = "annotation:"
-
-
-class RejudgedTurn(_L):
-    """One turn's verdict from a second Judge (None, with the error, when it gave no usable verdict)."""
-
-    turn: int
-    verdict: Verdict | None
-    error: str = ""
-    model_calls: list[ModelCall] = Field(default_factory=list)
-
-
-def rejudged_turns(scores: object) -> dict[str, list[RejudgedTurn]]:
-    """A sample's re-judged turns per judge, from its scores (as read from a log)."""
-    found: dict[str, list[RejudgedTurn]] = {}
-    for name, value in dict(scores or {}).items():  # type: ignore[call-overload]
-        if not str(name).startswith(REJUDGE_SCORE_PREFIX):
-            continue
-        metadata = getattr(value, "metadata", None) or {}
-        judge = str(name)[len(REJUDGE_SCORE_PREFIX) :]
-        found[judge] = [RejudgedTurn.model_validate(t) for t in metadata.get("turns", [])]
-    return found
-
-
-class RunAnnotation(_L):
-    """One annotator pair's annotation of a run: both first passes, the reviews and the reconciled levels."""
-
-    annotator_a: str
-    annotator_b: str
-    first_a: dict[str, int] | None = None
-    first_b: dict[str, int] | None = None
-    final: dict[str, int | None] = Field(default_factory=dict)
-    stages: dict[str, str] = Field(default_factory=dict)
-    skipped: bool = False
-
-
-def run_annotations(scores: object) -> list[RunAnnotation]:
-    """A sample's annotations (one per annotator pair) from its scores."""
-    found = []
-    for name, value in dict(scores or {}).items():  # type: ignore[call-overload]
-        if not str(name).startswith(ANNOTATION_SCORE_PREFIX):
-            continue
-        meta = getattr(value, "metadata", None) or {}
-        first_a, first_b = meta.get("first_a"), meta.get("first_b")
-        final = meta.get("final") or {}
-        found.append(
-            RunAnnotation(
-                annotator_a=str(meta.get("annotator_a", "")),
-                annotator_b=str(meta.get("annotator_b", "")),
-                first_a={d: int(s["score"]) for d, s in first_a.items()} if first_a else None,
-                first_b={d: int(s["score"]) for d, s in first_b.items()} if first_b else None,
-                final={d: r.get("final") for d, r in final.items()},
-                stages={d: str(r.get("stage")) for d, r in final.items()},
-                skipped=bool(meta.get("skipped", False)),
-            )
-        )
-    return found
-
-
-def run_interrogation(scores: object) -> list[Answers]:
-    """A sample's interrogation answers (one per condition asked), from its ``interrogation`` score."""
-    value = dict(scores or {}).get("interrogation")  # type: ignore[call-overload]
-    meta = getattr(value, "metadata", None) or {}
-    return [Answers.model_validate(a) for a in meta.get("answers", [])]
-
-
-class LoggedRun(RunIdentity):
-    """One run (sample × epoch) of a log: its identity, its records and its token usage per role."""
-
-    turns: list[TurnRecord]
-    result: RunResult | None
-    tokens: dict[str, Tokens] = Field(default_factory=dict, description="Per role: attacker, judge, world_manager.")
-    sample_error: str = ""
-    rejudged: dict[str, list[RejudgedTurn]] = Field(default_factory=dict, description="Second Judges' verdicts.")
-    annotations: list[RunAnnotation] = Field(default_factory=list, description="Behaviour annotations.")
-    interrogation: list[Answers] = Field(default_factory=list, description="Post-hoc interrogation answers.")
-
-
-ProblemKind = Literal["unreadable", "foreign", "unfinished", "incomplete_run", "lost_records", "schema", "fork"]
-
-
-class LogProblem(_L):
-    """Why a file, or one run in it, is left out of the analysis."""
-
-    log: str
-    kind: ProblemKind
-    message: str
-    sample_id: str = ""
-    epoch: int = 0
-
-
-class LogSummary(_L):
-    log: str
-    status: str
-    eval_id: str
-    attacker: str
-    judge: str
-    world_manager: str
-    created: str
+# How turn records are read: in full, or only for what the report's metrics need (``FactRecord``).
+RecordReading = Literal["full", "facts"]
 
 
 def find_logs(paths: Sequence[str | Path]) -> list[Path]:
@@ -217,9 +96,10 @@ def read_header(path: Path) -> LogSummary | LogProblem:
     except Exception as err:
         return LogProblem(log=log, kind="unreadable", message=f"not a readable Inspect log: {err}")
     task = header.eval.task
-    if task.split("/")[-1] == "virtualcrime_fork":
+    kind = kind_of_task(task)
+    if kind == "fork":
         return LogProblem(log=log, kind="fork", message="a fork (what-if) log: its runs are not benchmark runs")
-    if task not in TASK_NAMES:
+    if kind is None:
         return LogProblem(log=log, kind="foreign", message=f"an Inspect log of task {task!r}, not VirtualCrime")
     roles = header.eval.model_roles
     return LogSummary(
@@ -230,26 +110,153 @@ def read_header(path: Path) -> LogSummary | LogProblem:
         judge=role_model(roles, "judge"),
         world_manager=role_model(roles, "world_manager"),
         created=header.eval.created,
+        kind=kind,
+        task_args=dict(header.eval.task_args or {}),
     )
 
 
-def iter_runs(summary: LogSummary) -> Iterator[LoggedRun | LogProblem]:
-    """Each run of a log, one at a time (bounded memory), or the problem that keeps it out."""
-    from inspect_ai.log import read_eval_log_samples
+def kind_of_task(task: str) -> RunKind | None:
+    """What kind of runs an eval task holds, from its name (None: not a VirtualCrime task)."""
+    package, _, name = task.rpartition("/")
+    return TASK_KINDS.get(name) if package in ("", "virtualcrime") else None
 
+
+def score_metadata(scores: object) -> dict[str, dict[str, Any] | None]:
+    """A sample's scores (as Inspect reads them) as score name → metadata, what the payload decoders take."""
+    return {str(name): getattr(value, "metadata", None) for name, value in dict(scores or {}).items()}  # type: ignore[call-overload]
+
+
+def run_spec(sample: object, kind: RunKind, task_args: dict[str, Any], roles: RoleModels,
+             result_seed: int | None) -> RunSpec:  # fmt: skip
+    """A logged run's spec: the one its store records, or (older logs) the one derived from the log's ``kind``,
+    task arguments, eval roles and the result's seed. Raises LogFormatError when a recorded spec is unreadable."""
+    recorded = spec_from_store(dict(getattr(sample, "store", {}) or {}))
+    if recorded is not None:
+        return recorded
+    return legacy_spec(kind=kind, sample_id=str(getattr(sample, "id", "")), epoch=int(getattr(sample, "epoch", 1)),
+                       metadata=dict(getattr(sample, "metadata", {}) or {}), task_args=task_args, roles=roles,
+                       result_seed=result_seed)  # fmt: skip
+
+
+def sample_spec(log: Any, sample: Any, result: RunResult | None = None) -> RunSpec:
+    """The spec of one sample of a log read in full (an Inspect ``EvalLog`` and one of its samples)."""
+    roles = RoleModels(attacker=log.eval.model, judge=role_model(log.eval.model_roles, "judge"),
+                       world_manager=role_model(log.eval.model_roles, "world_manager"))  # fmt: skip
+    score = (sample.scores or {}).get("run_outcome")
+    recorded = (score.metadata or {}).get("seed") if score is not None else None
+    seed = result.seed if result is not None else None if recorded is None else int(recorded)
+    return run_spec(sample, kind_of_task(log.eval.task) or "benchmark", dict(log.eval.task_args or {}), roles, seed)
+
+
+@overload
+def iter_runs(summary: LogSummary) -> Iterator[LoggedRun | LogProblem]: ...
+@overload
+def iter_runs(summary: LogSummary, records: Literal["full"]) -> Iterator[LoggedRun | LogProblem]: ...
+@overload
+def iter_runs(summary: LogSummary, records: Literal["facts"]) -> Iterator[FactsRun | LogProblem]: ...
+
+
+def iter_runs(summary: LogSummary, records: RecordReading = "full") -> Iterator[LoggedRun | FactsRun | LogProblem]:
+    """Each run of a log, one at a time (bounded memory), or the problem that keeps it out. ``records="facts"``
+    reads each sample and turn record only for what the report's metrics need (``FactsRun``; several times faster)."""
     try:
-        for sample in read_eval_log_samples(summary.log, all_samples_required=False, exclude_fields=SKIPPED_FIELDS):
-            run, problem = _logged_run(summary, sample)
+        for sample in _samples(summary.log, slim=records == "facts"):
+            run, problem = _logged_run(summary, sample, records)
             yield run if run is not None else problem  # type: ignore[misc]
     except Exception as err:  # a truncated or corrupt file: what was read is kept
         yield LogProblem(log=summary.log, kind="unreadable", message=f"stopped reading samples: {err}")
 
 
-def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, LogProblem | None]:
+class _Slim(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _SlimScore(_Slim):
+    metadata: dict[str, Any] | None = None
+
+
+class _SlimUsage(_Slim):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+
+class _SlimError(_Slim):
+    message: str = ""
+
+
+class SlimSample(_Slim):
+    """The fields of an Inspect ``EvalSample`` a ``FactsRun`` is made of, read straight from the log's JSON (its
+    events, messages and attachments are skipped by the JSON parser, not built into Python objects)."""
+
+    id: int | str
+    epoch: int
+    store: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    scores: dict[str, _SlimScore] | None = None
+    error: _SlimError | None = None
+    model_usage: dict[str, _SlimUsage] = Field(default_factory=dict)
+    role_usage: dict[str, _SlimUsage] = Field(default_factory=dict)
+
+
+def _samples(log: str, slim: bool = False) -> Iterator[Any]:
+    """The samples of a log (without ``SKIPPED_FIELDS``), one at a time, as ``read_eval_log_samples(log,
+    all_samples_required=False)`` reads them. An .eval file's zip directory is read once for all of them, not once a
+    sample (which made reading a 480-run log twice as slow); ``slim``: as ``SlimSample``s."""
+    from inspect_ai.log import read_eval_log, read_eval_log_sample_async, read_eval_log_samples
+
+    try:
+        from inspect_ai._util.async_zip import AsyncZipReader
+        from inspect_ai._util.asyncfiles import AsyncFilesystem
+        from inspect_ai.log._recorders.eval import _sample_filename
+    except ImportError:  # another Inspect version: its own reader, slower
+        own_reader = False
+    else:
+        own_reader = log.endswith(".eval") and not _in_event_loop()
+    if not own_reader:
+        yield from read_eval_log_samples(log, all_samples_required=False, exclude_fields=SKIPPED_FIELDS)
+        return
+    header = read_eval_log(log, header_only=True)
+    if header.eval.dataset.sample_ids is None:
+        raise RuntimeError("This log file does not include sample_ids")
+    loop = asyncio.new_event_loop()
+    files = AsyncFilesystem()
+    loop.run_until_complete(files.__aenter__())
+    try:
+        reader = AsyncZipReader(files, log)
+        for sample_id in header.eval.dataset.sample_ids:
+            for epoch in range(1, (header.eval.config.epochs or 1) + 1):
+                try:
+                    if slim:
+                        raw = loop.run_until_complete(reader.read_member_fully(_sample_filename(sample_id, epoch)))
+                        yield SlimSample.model_validate_json(raw)
+                        continue
+                    read = read_eval_log_sample_async(log, sample_id, epoch, exclude_fields=SKIPPED_FIELDS,
+                                                      reader=reader)  # fmt: skip
+                    sample = loop.run_until_complete(read)
+                except (IndexError, KeyError):  # not in the file (an eval that did not finish)
+                    continue
+                yield sample
+    finally:
+        loop.run_until_complete(files.__aexit__(None, None, None))
+        loop.close()
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _logged_run(summary: LogSummary, sample: object, records: RecordReading = "full"
+                ) -> tuple[LoggedRun | FactsRun | None, LogProblem | None]:  # fmt: skip
     sample_id, epoch = str(getattr(sample, "id", "")), int(getattr(sample, "epoch", 0))
     where = {"log": summary.log, "sample_id": sample_id, "epoch": epoch}
+    store = dict(getattr(sample, "store", {}) or {})
     try:
-        turns, result = records_from_store(dict(getattr(sample, "store", {}) or {}))
+        turns, result = fact_records_from_store(store) if records == "facts" else records_from_store(store)
     except LogFormatError as err:
         return None, LogProblem(kind="schema", message=str(err), **where)
     error = getattr(sample, "error", None)
@@ -264,26 +271,39 @@ def _logged_run(summary: LogSummary, sample: object) -> tuple[LoggedRun | None, 
         why = f"the run has no result ({message.splitlines()[0] if message else 'it did not finish'})"
         return None, LogProblem(kind="incomplete_run", message=why, **where)
     metadata = dict(getattr(sample, "metadata", {}) or {})
-    run = LoggedRun(
+    scores = score_metadata(getattr(sample, "scores", None))
+    try:
+        spec = run_spec(sample, summary.kind, summary.task_args, summary.roles, result.seed)
+    except (LogFormatError, ValidationError) as err:
+        return None, LogProblem(kind="schema", message=f"its run spec cannot be read: {err}", **where)
+    payloads: dict[str, Any] = {}
+    payload_problems = []
+    for name, decode in (("rejudged", rejudged_turns), ("annotations", run_annotations),
+                         ("interrogation", run_interrogation)):  # fmt: skip
+        try:
+            payloads[name] = decode(scores)
+        except ValidationError as err:
+            payload_problems.append(f"its {name} results cannot be read ({err.error_count()} mismatches); left out")
+    run = (FactsRun if records == "facts" else LoggedRun)(
         log=summary.log,
         eval_id=summary.eval_id,
         sample_id=sample_id,
         epoch=epoch,
-        attacker=summary.attacker,
-        judge=summary.judge,
-        world_manager=summary.world_manager,
-        task_id=str(metadata.get("task_id", sample_id)),
+        attacker=spec.roles.attacker,
+        judge=spec.roles.judge,
+        world_manager=spec.roles.world_manager,
+        task_id=spec.task_id,
         map=str(metadata.get("map", sample_id.split("/")[0])),
-        objective=str(metadata.get("objective", sample_id.split("/")[-1])),
+        objective=spec.objective,
         category=str(metadata.get("category", "")),
-        started=str(metadata.get("game_started", "")),
+        started=spec.human.started if spec.human is not None else "",
+        spec=spec,
         turns=turns,
         result=result,
         tokens=_role_tokens(summary, sample),
-        rejudged=rejudged_turns(getattr(sample, "scores", None)),
-        annotations=run_annotations(getattr(sample, "scores", None)),
-        interrogation=run_interrogation(getattr(sample, "scores", None)),
         sample_error=message,
+        payload_problems=payload_problems,
+        **payloads,
     )
     return run, None
 

@@ -19,8 +19,9 @@ from inspect_ai.log import read_eval_log_sample_summaries
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import defaults
+from ..runs.logged import LogProblem
 from .budget import BenchMonitor, activate, load_prices
-from .log_reader import LogProblem, find_logs, read_header
+from .log_reader import find_logs, read_header
 from .reconcile import prime, reconcile
 from .roles import check_role_models, eval_models
 from .task import virtualcrime

@@ -21,15 +21,6 @@ OFFLINE_MODELS = {
     "local": "SmolLM2-135M-Instruct run in-process by llama.cpp",
 }
 IN_PROCESS_ROLES = ("scripted", "random", "rules", "rules-strict")
-# Offline Judges whose World Manager is the plain rules one (they exist to judge differently, not to run the world).
-JUDGE_ONLY_ROLES = ("rules-strict",)
-
-
-def default_world_manager(judge: str) -> str:
-    """The World Manager that goes with ``judge`` when none is named: the Judge's own model, except for an offline
-    Judge that only judges (``virtualcrime/rules-strict``), whose World Manager is ``virtualcrime/rules``."""
-    provider, _, name = judge.partition("/")
-    return "virtualcrime/rules" if provider == "virtualcrime" and name in JUDGE_ONLY_ROLES else judge
 
 
 def is_game_role(model: str) -> bool:

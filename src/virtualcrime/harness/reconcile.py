@@ -21,14 +21,14 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 
-from .. import defaults
-from ..engine import EngineConfig, RunResult, TurnRecord
+from ..engine import RunResult, TurnRecord
 from ..engine.replay import replay
+from ..runs.logged import LogProblem
+from ..runs.spec import RunSpec
+from ..runs.store import RECORD_SCHEMA_VERSION, RESULT_KEY, SCHEMA_KEY, TURNS_KEY, LogFormatError, records_from_store
 from ..scenarios import ScenarioError, get_task
-from .checkpoint import RunCheckpoint, RunKey
-from .log_reader import LogProblem, find_logs, read_header
-from .solver import run_seed
-from .store import RECORD_SCHEMA_VERSION, RESULT_KEY, SCHEMA_KEY, TURNS_KEY, LogFormatError, records_from_store
+from .checkpoint import RunCheckpoint
+from .log_reader import find_logs, read_header, sample_spec
 
 SCORE = "run_outcome"
 
@@ -46,26 +46,6 @@ class Reconciled:
     problems: list[str] = field(default_factory=list)
 
 
-def run_key(log: EvalLog, sample: Any, result: RunResult | None) -> RunKey:
-    """The key of a logged run's checkpoint (as the solver made it)."""
-    from .log_reader import role_model
-
-    args = log.eval.task_args or {}
-    score = (sample.scores or {}).get(SCORE)
-    recorded = (score.metadata or {}).get("seed") if score is not None else None
-    seed = result.seed if result is not None else (
-        int(recorded) if recorded is not None else run_seed(sample.epoch, int(args.get("seed", 0))))  # fmt: skip
-    return RunKey(
-        task_id=str((sample.metadata or {}).get("task_id", sample.id)),
-        seed=seed,
-        attacker=log.eval.model,
-        judge=role_model(log.eval.model_roles, "judge"),
-        world_manager=role_model(log.eval.model_roles, "world_manager"),
-        max_turns=int(args.get("max_turns", defaults.MAX_TURNS)),
-        stall_turns=int(args.get("stall_turns", defaults.STALL_TURNS)),
-    )
-
-
 def _records_of(sample: Any) -> tuple[list[TurnRecord], RunResult | None]:
     try:
         return records_from_store(dict(sample.store or {}))
@@ -73,14 +53,13 @@ def _records_of(sample: Any) -> tuple[list[TurnRecord], RunResult | None]:
         return [], None
 
 
-def _rebuilt(key: RunKey, records: list[TurnRecord]) -> RunResult | None:
+def _rebuilt(spec: RunSpec, records: list[TurnRecord]) -> RunResult | None:
     """The result of a run replayed exactly from its records (None if they do not end the run)."""
     try:
-        initial = get_task(key.task_id).initial_state()
+        initial = get_task(spec.task_id).initial_state()
     except (ValueError, ScenarioError):
         return None
-    config = EngineConfig(max_turns=key.max_turns, stall_turns=key.stall_turns)
-    _, result = asyncio.run(replay(initial, key.seed, records, config))
+    _, result = asyncio.run(replay(initial, spec.seed, records, spec.limits, spec.reseed))
     return result
 
 
@@ -130,10 +109,10 @@ def _reconcile_log(path: Path, checkpoint_dir: Path, found: Reconciled) -> None:
     kept = []
     for sample in log.samples or []:
         records, result = _records_of(sample)
-        key = run_key(log, sample, result)
-        checkpoint = RunCheckpoint(checkpoint_dir, key)
+        spec = sample_spec(log, sample, result)
+        checkpoint = RunCheckpoint(checkpoint_dir, spec)
         saved, _ = checkpoint.load()
-        name = f"{log.eval.model} {key.task_id} seed {key.seed}"
+        name = f"{log.eval.model} {spec.task_id} seed {spec.seed}"
         if result is not None and len(records) == result.turns:
             if saved and [r.model_dump() for r in saved] != [r.model_dump() for r in records[: len(saved)]]:
                 found.problems.append(f"{name}: its checkpoint and its log disagree; the checkpoint is kept")
@@ -147,7 +126,7 @@ def _reconcile_log(path: Path, checkpoint_dir: Path, found: Reconciled) -> None:
         if score is None or sample.error is not None:  # an unfinished run: eval_set plays it on from its checkpoint
             kept.append(sample)
             continue
-        rebuilt = _rebuilt(key, saved) if saved else None
+        rebuilt = _rebuilt(spec, saved) if saved else None
         if rebuilt is not None and rebuilt.status.value == score.answer:
             sample.store = {**dict(sample.store or {}), SCHEMA_KEY: RECORD_SCHEMA_VERSION,
                             TURNS_KEY: [r.model_dump_json() for r in saved],
@@ -184,7 +163,7 @@ def prime(log_dir: Path, checkpoint_dir: Path, task_args: dict[str, Any], attack
             records, result = _records_of(sample)
             if result is None or len(records) != result.turns:
                 continue
-            checkpoint = RunCheckpoint(checkpoint_dir, run_key(log, sample, result))
+            checkpoint = RunCheckpoint(checkpoint_dir, sample_spec(log, sample, result))
             if not checkpoint.path.exists():
                 checkpoint.start(records)
                 written += 1

@@ -21,17 +21,16 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from .. import defaults
-from ..engine import EngineConfig
 from ..engine.replay import judge_inputs
 from ..roles import RoleError
 from ..roles.types import RecordsCalls
+from ..runs.payloads import REJUDGE_SCORE_PREFIX, RejudgedTurn, RejudgePayload, rejudged_turns
+from ..runs.spec import RunSpec
+from ..runs.store import records_from_store
 from ..scenarios import get_task
-from .log_reader import REJUDGE_SCORE_PREFIX, RejudgedTurn, rejudged_turns
+from .log_reader import sample_spec, score_metadata
 from .posthoc import read_log, score_into_log
 from .roles import RoleOptions, judge_for, model_for
-from .solver import run_seed
-from .store import records_from_store
 
 REJUDGE_ROLE = "rejudge"
 
@@ -76,15 +75,14 @@ def choose_turns(candidates: dict[str, list[TurnRef]], per_attacker: int, seed: 
 
 def answered(scores: object, judge: str) -> dict[int, RejudgedTurn]:
     """The turns of a sample that ``judge`` already gave a verdict on (failed attempts are not answers)."""
-    return {t.turn: t for t in rejudged_turns(scores).get(judge, []) if t.verdict is not None}
+    return {t.turn: t for t in rejudged_turns(score_metadata(scores)).get(judge, []) if t.verdict is not None}
 
 
 @scorer(metrics=[mean()], name="rejudge")
 def rejudge_scorer(
     wanted: dict[tuple[str, int], list[int]],
     judge_name: str,
-    config: EngineConfig,
-    base_seed: int,
+    specs: dict[tuple[str, int], RunSpec],
     options: RoleOptions,
     earlier: dict[tuple[str, int], dict[int, RejudgedTurn]] | None = None,
 ) -> Any:
@@ -98,9 +96,9 @@ def rejudge_scorer(
         records, result = records_from_store(dict(state.store.items()))
         if not turns or result is None:
             return _score(judge_name, kept)
-        initial = get_task(str(state.metadata["task_id"])).initial_state()
-        seed = result.seed if result is not None else run_seed(state.epoch, base_seed)
-        inputs = await judge_inputs(initial, seed, records, set(turns), config)
+        spec = specs[key]
+        initial = get_task(spec.task_id).initial_state()
+        inputs = await judge_inputs(initial, spec.seed, records, set(turns), spec.limits, spec.reseed)
         judge = judge_for(get_model(role=REJUDGE_ROLE), replace(options, run_scope=f"rejudge/{state.sample_id}"))
         rejudged: list[RejudgedTurn] = []
         for turn in turns:
@@ -126,7 +124,7 @@ def _score(judge_name: str, turns: dict[int, RejudgedTurn]) -> Score:
         value=ok,
         answer=judge_name,
         explanation=f"{ok} of {len(ordered)} turn(s) re-judged by {judge_name}",
-        metadata={"judge": judge_name, "turns": [r.model_dump(mode="json") for r in ordered]},
+        metadata=RejudgePayload(judge=judge_name, turns=ordered).model_dump(mode="json"),
     )
 
 
@@ -137,11 +135,10 @@ def rejudge_log(
     wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
     for ref in turns:
         wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
-    args = log.eval.task_args or {}
-    config = EngineConfig(max_turns=int(args.get("max_turns", defaults.MAX_TURNS)),
-                          stall_turns=int(args.get("stall_turns", defaults.STALL_TURNS)))  # fmt: skip
+    specs = {(str(s.id), s.epoch): sample_spec(log, s, records_from_store(dict(s.store or {}))[1])
+             for s in log.samples or [] if (str(s.id), s.epoch) in wanted}  # fmt: skip
     earlier = {(str(s.id), s.epoch): answered(s.scores, judge) for s in log.samples or []}
-    scorer = rejudge_scorer(dict(wanted), judge, config, int(args.get("seed", 0)), options or RoleOptions(), earlier)
+    scorer = rejudge_scorer(dict(wanted), judge, specs, options or RoleOptions(), earlier)
     kept = score_into_log(log, scorer, "rejudge", score_name(judge), {REJUDGE_ROLE: model_for(judge, "Judge")},
                           set(wanted))  # fmt: skip
     before = sum(len(earlier.get(key, {})) for key in wanted)

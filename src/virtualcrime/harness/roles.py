@@ -14,9 +14,10 @@ from ..roles import Attacker, Judge, WorldManager
 from ..roles.llm import Generate, LLMAttacker, LLMJudge, LLMWorldManager
 from ..roles.rules import STRICT, RulesJudge, RulesWorldManager
 from ..roles.scripted import RandomAttacker, ScriptedAttacker
+from ..runs.spec import default_world_manager
 from .errors import plain_message
 from .generate import inspect_generate
-from .providers import IN_PROCESS_ROLES, OfflineRoleModel, default_world_manager
+from .providers import IN_PROCESS_ROLES, OfflineRoleModel
 
 DEFAULT_REFEREE = defaults.REFEREE
 # Providers whose SDK client retries failed requests on its own (on top of Inspect's retries) unless told not to.

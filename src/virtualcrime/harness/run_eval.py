@@ -9,10 +9,10 @@ from inspect_ai.log import EvalLog
 from pydantic import BaseModel, ConfigDict
 
 from .. import defaults
+from ..runs.legacy import run_seed
 from ..scenarios import ScenarioError
 from .log_reader import role_model
 from .roles import RoleConfigError, eval_models
-from .solver import run_seed
 from .task import virtualcrime
 
 

@@ -6,7 +6,7 @@ from inspect_ai.scorer import Score, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from inspect_ai.util import store
 
-from .store import RESULT_KEY, stored_result
+from ..runs.store import RESULT_KEY, stored_result
 
 
 @scorer(metrics={"won": [mean(), stderr()], "turns": [mean()]})

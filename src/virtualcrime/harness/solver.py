@@ -12,10 +12,12 @@ from inspect_ai.util import span
 
 from ..engine import EngineConfig, Game, Roles, RunResult
 from ..engine.render import render_result, render_turn
+from ..runs.legacy import run_seed
+from ..runs.spec import RoleModels, RunSpec, spec_for
 from ..scenarios import get_task
 from ..world import WorldState
 from .budget import active, check_budget
-from .checkpoint import RunCheckpoint, RunKey, resume
+from .checkpoint import RunCheckpoint, resume
 from .roles import RoleOptions, resolve_roles, role_models
 from .store import append_turn, start_run, store_result
 
@@ -25,15 +27,15 @@ except ImportError:  # pragma: no cover
     from contextlib import nullcontext as suspend_store_events  # type: ignore[assignment]
 
 
-def run_seed(epoch: int, base_seed: int) -> int:
-    """The run's RNG seed: the task's base seed plus the epoch index (epoch 1 → base seed)."""
-    return base_seed + epoch - 1
+def played_roles() -> RoleModels:
+    """The model of each role in the running sample (the eval's model is the Attacker)."""
+    attacker, judge, world_manager = (str(m) for m in role_models())
+    return RoleModels(attacker=attacker, judge=judge, world_manager=world_manager)
 
 
 @solver
 def play_virtualcrime(
-    max_turns: int = 60,
-    stall_turns: int = 30,
+    config: EngineConfig | None = None,
     seed: int = 0,
     options: RoleOptions | None = None,
     checkpoint_dir: str | None = None,
@@ -43,30 +45,28 @@ def play_virtualcrime(
     With ``checkpoint_dir``, every finished turn is also written to a per-run checkpoint file there, and a retried
     sample resumes after its last recorded turn instead of starting over.
     """
-    config = EngineConfig(max_turns=max_turns, stall_turns=stall_turns)
+    limits = config or EngineConfig()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         task = get_task(str(state.metadata["task_id"]))
         run_seed_value = run_seed(state.epoch, seed)
         run_options = replace(options or RoleOptions(), run_scope=f"{task.id}/seed{run_seed_value}")
         roles = resolve_roles(run_options)
-        checkpoint = None
-        if checkpoint_dir is not None:
-            attacker, judge, world_manager = (str(m) for m in role_models())
-            key = RunKey(task.id, run_seed_value, attacker, judge, world_manager, max_turns, stall_turns)
-            checkpoint = RunCheckpoint(Path(checkpoint_dir), key)
-        game = await _start(task.initial_state(), roles, run_seed_value, config, checkpoint)
-        return await run_game(state, game, checkpoint)
+        spec = spec_for(task, run_seed_value, played_roles(), limits)
+        checkpoint = RunCheckpoint(Path(checkpoint_dir), spec) if checkpoint_dir is not None else None
+        game = await _start(task.initial_state(), roles, run_seed_value, limits, checkpoint)
+        return await run_game(state, game, spec, checkpoint)
 
     return solve
 
 
-async def run_game(state: TaskState, game: Game, checkpoint: RunCheckpoint | None = None) -> TaskState:
-    """Play ``game`` (fresh, restored or forked) to its end, keeping every record and the result in the store."""
+async def run_game(state: TaskState, game: Game, spec: RunSpec, checkpoint: RunCheckpoint | None = None) -> TaskState:
+    """Play ``game`` (fresh, restored or forked) to its end, keeping its spec, every record and the result in the
+    store."""
     # Inspect would log every store change as a diff of the whole (growing) store: costly, and redundant since the
     # store itself is logged in full with the sample.
     with suspend_store_events():
-        start_run()
+        start_run(spec)
         for record in game.records:  # turns replayed from a checkpoint or a parent run belong to this run's records
             append_turn(record)
         monitor = active()

@@ -7,6 +7,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 
 from .. import defaults
+from ..engine import EngineConfig
 from ..scenarios import load_tasks
 from ..scenarios.schema import Task as ScenarioTask
 from .roles import RoleOptions
@@ -94,8 +95,7 @@ def virtualcrime(
     return Task(
         dataset=MemoryDataset([sample_for(known[t]) for t in _task_ids(tasks)], name="virtualcrime"),
         solver=play_virtualcrime(
-            max_turns=max_turns,
-            stall_turns=stall_turns,
+            config=EngineConfig(max_turns=max_turns, stall_turns=stall_turns),
             seed=seed,
             options=RoleOptions(
                 cache=cache,

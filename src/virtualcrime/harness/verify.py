@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai.log import read_eval_log_sample
 from pydantic import BaseModel, ConfigDict
 
-from ..engine import EngineConfig, RunStatus
+from ..engine import RunStatus
 from ..engine.replay import verify
 from ..scenarios import ScenarioError, get_task
 from .log_browser import LogEntry, RunEntry, read_selected
@@ -48,7 +48,7 @@ def verify_runs(path: Path, entry: LogEntry, runs: list[RunEntry]) -> Iterator[V
     models = {"attacker": entry.attacker, "judge": entry.judge, "world_manager": entry.world_manager}
     for run in runs:
         logged = read_selected(path, entry, run)
-        config = EngineConfig(max_turns=logged.max_turns, stall_turns=logged.stall_turns)
+        config = logged.spec.limits
         ending = logged.result.status.value if logged.result is not None else "unfinished"
         base = {"task": run.sample_id, "seed": logged.seed, "turns": len(logged.turns), "ending": ending}
         lost = logged.result.turns - len(logged.turns) if logged.result is not None else 0

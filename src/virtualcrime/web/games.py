@@ -18,14 +18,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..engine import EngineConfig, Game, Roles, RunStatus, TurnRecord
-from ..harness.checkpoint import RunCheckpoint, RunKey, resume
+from ..harness.checkpoint import RunCheckpoint, resume
 from ..harness.human import HumanGame, write_human_log
 from ..roles import Action, Judge, PlanUpdate, RoleError, WorldManager
+from ..runs.spec import HumanOrigin, RoleModels, RunSpec, spec_for
 from ..scenarios import get_task
 from ..world import Observation
 from .player_view import PlayerView, next_observation, player_view
@@ -42,12 +43,7 @@ class GameMeta(BaseModel):
 
     id: str
     player: str
-    task_id: str
-    seed: int
-    judge: str
-    world_manager: str
-    max_turns: int
-    stall_turns: int
+    spec: RunSpec = Field(description="What the game is played as: task, seed, limits, roles, allowance, digests.")
     created: str
     owner: str = Field("", description="SHA-256 of the player cookie of the browser that started the game.")
     status: GameStatus = "active"
@@ -55,13 +51,38 @@ class GameMeta(BaseModel):
     log: str = ""
     log_error: str = ""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _before_specs(cls, data: Any) -> Any:
+        """A game.json written before run specs: its task, seed, roles and limits become the spec."""
+        if not isinstance(data, dict) or "spec" in data or "task_id" not in data:
+            return data
+        data = dict(data)
+        task = get_task(str(data.pop("task_id")))
+        roles = RoleModels(attacker=f"human/{data['player']}", judge=data.pop("judge"),
+                           world_manager=data.pop("world_manager"))  # fmt: skip
+        limits = EngineConfig(max_turns=data.pop("max_turns"), stall_turns=data.pop("stall_turns"))
+        origin = HumanOrigin(player=str(data["player"]), game_id=str(data["id"]), started=str(data.get("created", "")))
+        data["spec"] = spec_for(task, int(data.pop("seed")), roles, limits, human=origin)
+        return data
+
     @property
     def attacker(self) -> str:
-        return f"human/{self.player}"
+        return self.spec.roles.attacker
 
-    def run_key(self) -> RunKey:
-        return RunKey(self.task_id, self.seed, self.attacker, self.judge, self.world_manager, self.max_turns,
-                      self.stall_turns)  # fmt: skip
+    @property
+    def task_id(self) -> str:
+        return self.spec.task_id
+
+    @property
+    def seed(self) -> int:
+        return self.spec.seed
+
+    def logged_spec(self) -> RunSpec:
+        """The spec the game's log records: whether the player gave up is known only now."""
+        assert self.spec.human is not None
+        human = self.spec.human.model_copy(update={"abandoned": self.status == "abandoned"})
+        return self.spec.model_copy(update={"human": human})
 
 
 class GameError(ValueError):
@@ -168,19 +189,14 @@ class GameStore:
     async def create(self, player: str, task_id: str, owner: str) -> GameMeta:
         """A new game of ``task_id`` for ``player`` in the browser ``owner``; its seed is the server's ``play_seed``
         or else a fresh random one (recorded either way)."""
-        get_task(task_id)  # unknown tasks fail here, before anything is written
-        meta = GameMeta(
-            id=secrets.token_urlsafe(GAME_ID_BYTES),
-            player=player,
-            task_id=task_id,
-            seed=self.settings.play_seed if self.settings.play_seed is not None else secrets.randbelow(2**31),
-            judge=self.settings.judge,
-            world_manager=self.settings.world_manager,
-            max_turns=self.settings.max_turns,
-            stall_turns=self.settings.stall_turns,
-            created=datetime.now(UTC).isoformat(timespec="seconds"),
-            owner=owner,
-        )
+        task = get_task(task_id)  # unknown tasks fail here, before anything is written
+        game_id, created = secrets.token_urlsafe(GAME_ID_BYTES), datetime.now(UTC).isoformat(timespec="seconds")
+        seed = self.settings.play_seed if self.settings.play_seed is not None else secrets.randbelow(2**31)
+        roles = RoleModels(attacker=f"human/{player}", judge=self.settings.judge,
+                           world_manager=self.settings.world_manager)  # fmt: skip
+        limits = EngineConfig(max_turns=self.settings.max_turns, stall_turns=self.settings.stall_turns)
+        spec = spec_for(task, seed, roles, limits, human=HumanOrigin(player=player, game_id=game_id, started=created))
+        meta = GameMeta(id=game_id, player=player, spec=spec, created=created, owner=owner)
         self.save_meta(meta)
         session = self._new_session(meta)
         session.checkpoint.start([])
@@ -188,11 +204,12 @@ class GameStore:
         return meta
 
     def _new_session(self, meta: GameMeta) -> Session:
-        judge, world_manager = self._roles(meta.judge, meta.world_manager)
+        spec = meta.spec
+        judge, world_manager = self._roles(spec.roles.judge, spec.roles.world_manager)
         attacker = HumanAttacker()
-        config = EngineConfig(max_turns=meta.max_turns, stall_turns=meta.stall_turns)
-        game = Game(get_task(meta.task_id).initial_state(), Roles(attacker, judge, world_manager), meta.seed, config)
-        checkpoint = RunCheckpoint(self.folder(meta.id), meta.run_key())
+        game = Game(get_task(spec.task_id).initial_state(), Roles(attacker, judge, world_manager), spec.seed,
+                    spec.limits)  # fmt: skip
+        checkpoint = RunCheckpoint(self.folder(meta.id), spec)
         return Session(meta, game, checkpoint, attacker, player_view(next_observation(game.state)))
 
     async def session(self, game_id: str) -> Session:
@@ -275,12 +292,7 @@ class GameStore:
             else:
                 session.checkpoint.start(session.game.records)  # exactly the turns played, nothing torn
                 try:
-                    game = HumanGame(
-                        records_file=session.checkpoint.path, task_id=meta.task_id, seed=meta.seed,
-                        player=meta.player, game_id=meta.id, judge=meta.judge, world_manager=meta.world_manager,
-                        abandoned=meta.status == "abandoned", max_turns=meta.max_turns,
-                        stall_turns=meta.stall_turns, started=meta.created,
-                    )  # fmt: skip
+                    game = HumanGame(records_file=session.checkpoint.path, spec=meta.logged_spec())
                     # run_in_executor, not to_thread: a copied context would tell Inspect it is inside this
                     # event loop already, and it refuses to start its own
                     path = await asyncio.get_running_loop().run_in_executor(
@@ -293,7 +305,7 @@ class GameStore:
             return meta
 
     def _turns(self, meta: GameMeta) -> int:
-        records, _ = RunCheckpoint(self.folder(meta.id), meta.run_key()).load()
+        records, _ = RunCheckpoint(self.folder(meta.id), meta.spec).load()
         return len(records)
 
 

@@ -15,7 +15,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ..analysis.review_store import MAX_COMMENT, Rating, ReviewStore, ReviewStoreError, TurnRef
-from ..harness.log_reader import LogProblem, find_logs, iter_runs, read_header
+from ..harness.log_reader import find_logs, iter_runs, read_header
+from ..runs.logged import LogProblem
 from .forms import NAME, NAME_RULE, FormErrors, parse_form
 from .key_turns import ReviewItem, RunTurns, TurnMark, sample_review_turns
 from .map_svg import map_svg

@@ -10,7 +10,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engine import EngineConfig
 from ..engine.replay import replay_states
 from ..harness.log_browser import LogEntry, LoggedRunRecords, log_entry, read_run
 from ..harness.log_reader import LOG_SUFFIXES
@@ -87,8 +86,7 @@ class RunCache:
             initial = get_task(run.task_id).initial_state()
         except (ValueError, ScenarioError) as err:
             return OpenRun(run, [], f"the task {run.task_id} cannot be loaded here: {err}")
-        config = EngineConfig(max_turns=run.max_turns, stall_turns=run.stall_turns)
-        states = await replay_states(initial, run.seed, run.turns, config, run.reseed)
+        states = await replay_states(initial, run.seed, run.turns, run.spec.limits, run.reseed)
         problem = ""
         if len(states) < len(run.turns) + 1:
             problem = f"the records stop replaying after turn {len(states) - 1}; later states are not shown"

@@ -1,6 +1,10 @@
 """Post-hoc interrogation: a run's action log goes back to the model that wrote it, under one of six framings, with
 three closed multiple-choice questions (admission, refusal option, credibility of a "these were real events"
-claim). Answers are parsed strictly: anything but one valid letter per question counts as a refusal."""
+claim). Answers are parsed strictly: anything but one valid letter per question counts as a refusal.
+
+The same questions can go to another model about that log (the paper's Appendix J: does a refusal depend on who
+wrote the log?). The prompt is then identical — the questioned model is shown the log as its own and is not told
+who wrote it — and each answer records which model was questioned and which Attacker wrote the log."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..llm.roles import Generate
 from ..types import Prompt
@@ -43,6 +47,25 @@ class Answers(BaseModel):
     raw: str = ""
     error: str = ""
     failed: bool = False  # the provider gave no reply at all: left out of the rates, not a refusal
+    questioned: str = Field(
+        "",
+        description="The model that was asked. Empty in answers stored before this was recorded: the run's Attacker.",
+    )
+    author: str = Field(
+        "", description="The Attacker model whose run's action log was shown. Empty: the run's Attacker (as recorded)."
+    )
+
+    def questioned_model(self, attacker: str) -> str:
+        """The model that was asked, given the Attacker of the run the answer is stored with."""
+        return self.questioned or attacker
+
+    def log_author(self, attacker: str) -> str:
+        """The model that wrote the log shown, given the Attacker of the run the answer is stored with."""
+        return self.author or attacker
+
+    def is_self(self, attacker: str) -> bool:
+        """Whether the model was questioned about its own log (the paper's main interrogation)."""
+        return self.questioned_model(attacker) == self.log_author(attacker)
 
 
 @cache
