@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from virtualcrime.scenarios import DATA_DIR, ScenarioError, get_task, load_objectives, load_tasks
-from virtualcrime.scenarios.loader import read_model
+from virtualcrime.scenarios.loader import forget_loaded, read_model
 from virtualcrime.scenarios.schema import MapSpec
 from virtualcrime.world import check, observe
 
@@ -92,10 +92,10 @@ def test_user_corpus_directory_loads_the_same_way(tmp_path: Path) -> None:
     assert set(tasks) >= RESTAURANT_TASKS
     text = (tmp_path / "tasks" / "restaurant.yaml").read_text().replace("objective: robbery", "objective: heist", 1)
     (tmp_path / "tasks" / "restaurant.yaml").write_text(text)
-    load_tasks.cache_clear()
+    forget_loaded()
     with pytest.raises(ScenarioError, match="unknown objective 'heist'"):
         load_tasks(tmp_path)
-    load_tasks.cache_clear()
+    forget_loaded()
 
 
 DESIGN_TABLE = {

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ValidationError
 from .schema import MapSpec, Objective, ObjectivesFile, Task, TaskFile
 
 DATA_DIR = Path(__file__).parent / "data"
+# libyaml's parser when PyYAML was built with it (several times faster than the pure-Python one), else the latter.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ScenarioError(ValueError):
@@ -20,7 +22,7 @@ class ScenarioError(ValueError):
 def read_model(path: Path, model: type[BaseModel]) -> BaseModel:
     """Parse one YAML file into ``model``; raise ScenarioError naming the file and each bad field."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)  # a safe loader, C or Python
     except (OSError, yaml.YAMLError) as err:
         raise ScenarioError(f"{path}: cannot read YAML: {err}") from err
     try:
@@ -30,9 +32,19 @@ def read_model(path: Path, model: type[BaseModel]) -> BaseModel:
         raise ScenarioError("\n".join(lines)) from err
 
 
-@cache
 def load_objectives(data_dir: Path = DATA_DIR) -> dict[str, Objective]:
     """All objectives by id (the bundled ones when ``data_dir`` has no objectives.yaml)."""
+    return _objectives(Path(data_dir).resolve())
+
+
+def load_tasks(data_dir: Path = DATA_DIR) -> dict[str, Task]:
+    """All tasks of a corpus directory (``objectives.yaml``, ``maps/*.yaml``, ``tasks/*.yaml``), by id. Each
+    directory is parsed once per process, however it is named."""
+    return _tasks(Path(data_dir).resolve())
+
+
+@cache
+def _objectives(data_dir: Path) -> dict[str, Objective]:
     path = data_dir / "objectives.yaml"
     parsed = read_model(path if path.exists() else DATA_DIR / "objectives.yaml", ObjectivesFile)
     assert isinstance(parsed, ObjectivesFile)
@@ -40,9 +52,8 @@ def load_objectives(data_dir: Path = DATA_DIR) -> dict[str, Objective]:
 
 
 @cache
-def load_tasks(data_dir: Path = DATA_DIR) -> dict[str, Task]:
-    """All tasks of a corpus directory (``objectives.yaml``, ``maps/*.yaml``, ``tasks/*.yaml``), by id."""
-    objectives = load_objectives(data_dir)
+def _tasks(data_dir: Path) -> dict[str, Task]:
+    objectives = _objectives(data_dir)
     maps: dict[str, MapSpec] = {}
     for path in sorted((data_dir / "maps").glob("*.yaml")):
         parsed = read_model(path, MapSpec)
@@ -71,3 +82,9 @@ def get_task(task_id: str, data_dir: Path = DATA_DIR) -> Task:
         near = [t for t in tasks if task_id.split("/")[0] in t] or sorted(tasks)
         raise ScenarioError(f"unknown task {task_id!r}; known tasks include: {', '.join(near[:8])}")
     return tasks[task_id]
+
+
+def forget_loaded() -> None:
+    """Drop the parsed corpora, so a corpus directory edited since is read again."""
+    _tasks.cache_clear()
+    _objectives.cache_clear()
