@@ -1,49 +1,192 @@
-"""Concurrency and projected wall time of a full matrix, printed as figures (not a test).
+"""Concurrency through Inspect's model layer and the projected wall time of the paper's matrix, printed as figures
+(not a test).
 
-    python benchmarks/scale.py [--latency 0.2] [--turns 3] [--tasks 40]
+    python benchmarks/scale.py [--quick] [--latencies 0.2,1] [--n 8,40,64] [--turns 3] [--runs-from LOG_DIR]
 
-Every role call first waits ``--latency`` seconds (the ``latency`` task option: a provider round trip without a
-provider), then the offline roles answer. The same 40 tasks × 1 seed run once with 40 runs at a time and once
-serially, through Inspect, after a one-run warm-up (imports and registries load once per process). Printed:
-  * the speed-up of the concurrent run over the serial one (target ≥ 32×, ideal 40×);
-  * the harness overhead per role call: serial wall time minus the sleeping, divided by the calls;
-  * the projected wall time of the paper's matrix (8 attackers × 40 tasks × 3 seeds = 960 runs, up to 60 turns,
-    7 calls a turn) at 64 runs at a time and 3 s per call.
+All three roles are language models (``openai-api/scalefake/attacker`` and one ``openai-api/scalefake/referee``
+for the Judge and the World Manager, as in the paper), built the way ``virtualcrime bench`` builds them, with
+``timeout`` and ``max_retries`` on every call, and served by ``benchmarks/_fake_openai.py``: an OpenAI-compatible
+server on 127.0.0.1 in a subprocess that answers every call with a valid reply after a fixed latency and counts the
+requests in flight per role. So every call goes through ``model.generate``, Inspect's connection pool and retry
+layer, the call records and HTTP, as a user's matrix does (nothing leaves 127.0.0.1). Every run plays ``--turns``
+full turns (7 calls: plan, act, judge, four World Manager stages; the fake World Manager changes nothing, so no run
+ends early), with per-run checkpoints as ``bench`` writes them.
+
+For each latency and each N, the N runs (tasks × seeds) play with N at a time; a serial pass (one at a time) of a
+few runs gives the serial time of N runs (Inspect's per-sample time × N, plus the eval's start-up once). Printed:
+  * the speed-up of N at once over serial (ideal N; issue 20's goal: >= 36x at N=40 with 1 s latency);
+  * harness CPU per call: the harness process's CPU time over the pass (the server's is not in it) / calls
+    (goal <= 5 ms), and the server's CPU for comparison;
+  * requests in flight per role, peak and time-weighted mean, as the server saw them;
+  * the projected wall time of the paper's matrix (8 attackers x 40 tasks x 3 seeds = 960 runs, 64 at a time,
+    3 s per call), from a measured mean run length: the turns and calls per run of ``--runs-from`` logs (a pilot
+    of a real matrix), else of the offline attackers (``virtualcrime/scripted`` and ``virtualcrime/random`` with
+    the rules referees) over the 40 tasks x 3 seeds at the default turn limits, which this benchmark plays first.
+
+Measured here (default invocation, about 3 min; 2 cores, idle: load average 0.4 at start; turns 1-3 only):
+  latency 0.2 s: N=8 7.3x, N=40 23.3x, N=64 27.1x; harness CPU 9.0 / 7.9 / 8.1 ms per call (serial 10.9 ms)
+  latency 1 s:   N=8 7.8x, N=40 35.2x, N=64 47.1x; harness CPU 10.2 / 8.6 / 9.1 ms per call (serial 12.9 ms)
+  in flight at 1 s, N=40, peak/mean: attacker 40/9.7, judge 38/4.8, world manager 40/19.3, all 40/33.8 (of 40)
+  run length (offline attackers, 240 runs): 19.0 turns, 133 calls; projection 1.9 h (at most 2.1 h), with
+  373 ms of harness stretch per call at N=64; every run to 60 turns: 5.9 h
+  Goals of issue 20: 36x at N=40, 1 s (35.2x: not met) and <= 5 ms CPU per call (7.9-10.2 ms: not met).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog, read_eval_log_sample_summaries
 
+from virtualcrime import defaults
+from virtualcrime.harness.roles import eval_models
 from virtualcrime.harness.task import virtualcrime
 from virtualcrime.runs.store import records_from_store
 from virtualcrime.scenarios import load_tasks
 
-CALLS_PER_FULL_TURN = 7  # plan, act, judge, four World Manager stages
+HERE = Path(__file__).resolve().parent
+SERVICE = "scalefake"  # openai-api/<service>/<model> reads <SERVICE>_API_KEY and <SERVICE>_BASE_URL
+ATTACKER, REFEREE = f"openai-api/{SERVICE}/attacker", f"openai-api/{SERVICE}/referee"
+ROLES = ("attacker", "judge", "world_manager")
+CALL_TIMEOUT, MAX_RETRIES = 30, 2
+MATRIX_RUNS, MATRIX_AT_ONCE, MATRIX_CALL_SECONDS = 960, 64, 3.0
+LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
 
 
-def play(task_ids: list[str], turns: int, latency: float, at_once: int) -> tuple[float, int]:
-    """Wall seconds and role calls of one pass over the tasks with ``at_once`` runs in flight."""
-    with tempfile.TemporaryDirectory() as log_dir:
-        start = time.perf_counter()
-        [log] = inspect_eval(
-            virtualcrime(tasks=task_ids, seeds=1, max_turns=turns, latency=latency),
-            model="virtualcrime/scripted",
-            max_samples=at_once,
-            log_dir=log_dir,
-            display="none",
-        )
-        wall = time.perf_counter() - start
-        calls = 0
-        for sample in log.samples or []:  # read while the log file still exists
-            records, _ = records_from_store(dict(sample.store))
-            calls += sum(2 + int(r.judge_called) + len(r.stages) for r in records)
-    return wall, calls
+class FakeServer:
+    """``_fake_openai.py`` in a subprocess (its CPU stays out of the harness process's)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, str(HERE / "_fake_openai.py"), "--latency", "0"],
+                                        stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line.startswith("PORT "):
+            self.process.kill()
+            raise SystemExit(f"the fake server did not start: {line!r}")
+        self.base = f"http://127.0.0.1:{int(line.split()[1])}"
+
+    def reset(self, latency: float) -> None:
+        LOCAL.open(urllib.request.Request(f"{self.base}/reset?latency={latency}", data=b"", method="POST"),
+                   timeout=10).read()  # fmt: skip
+
+    def stats(self) -> dict[str, Any]:
+        return dict(json.loads(LOCAL.open(f"{self.base}/stats", timeout=10).read()))
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@dataclass
+class Pass:
+    runs: int
+    at_once: int
+    wall: float  # seconds, the whole eval
+    cpu: float  # harness process CPU seconds over the eval
+    calls: int
+    turns: int
+    sample_times: list[float]  # Inspect's total_time per run
+    server: dict[str, Any]  # the server's counters over the eval
+    server_cpu: float  # the server process's CPU seconds over the eval
+
+    @property
+    def startup(self) -> float:
+        """The eval's own time outside its runs (one at a time only: runs do not overlap)."""
+        return max(0.0, self.wall - sum(self.sample_times))
+
+
+def runs_of(n: int, task_ids: list[str]) -> tuple[list[str], int]:
+    """Tasks and seeds giving (at least) n runs: 64 = 32 tasks x 2 seeds."""
+    seeds = math.ceil(n / len(task_ids))
+    return task_ids[: math.ceil(n / seeds)], seeds
+
+
+def play(server: FakeServer, task_ids: list[str], seeds: int, turns: int, latency: float, at_once: int,
+         max_connections: int | None) -> Pass:  # fmt: skip
+    """One eval of the tasks x seeds with ``at_once`` runs in flight, every role through the fake server."""
+    attacker, model_roles = eval_models(ATTACKER, REFEREE, REFEREE)
+    with tempfile.TemporaryDirectory() as folder:
+        task = virtualcrime(tasks=task_ids, seeds=seeds, max_turns=turns, stall_turns=turns + 1,
+                            timeout=CALL_TIMEOUT, max_retries=MAX_RETRIES,
+                            checkpoint_dir=str(Path(folder) / "checkpoints"))  # fmt: skip
+        server.reset(latency)
+        server_cpu = server.stats()["cpu_seconds"]
+        cpu, start = time.process_time(), time.perf_counter()
+        [log] = inspect_eval(task, model=attacker, model_roles=model_roles, max_samples=at_once,
+                             max_connections=max_connections, log_dir=folder, display="none")  # fmt: skip
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        counters = server.stats()
+        calls, played, failed = count_calls(log)
+    if log.status != "success" or failed:
+        raise SystemExit(f"the eval did not play cleanly ({log.status}, {failed} failed calls): {log.error}")
+    times = [s.total_time or 0.0 for s in log.samples or []]
+    return Pass(len(times), at_once, wall, cpu, calls, played, times, counters, counters["cpu_seconds"] - server_cpu)
+
+
+def count_calls(log: EvalLog) -> tuple[int, int, int]:
+    """Role calls, turns, and calls that did not succeed, from the runs' records."""
+    calls = turns = failed = 0
+    for sample in log.samples or []:
+        records, _ = records_from_store(dict(sample.store))
+        turns += len(records)
+        for record in records:
+            calls += sum(c.attempts for c in record.model_calls)
+            failed += sum(not c.ok for c in record.model_calls) + len(record.errors)
+    return calls, turns, failed
+
+
+def offline_run_length(seeds: int) -> tuple[float, float, int, str]:
+    """Mean turns and mean role calls per run of the offline attackers at the default limits, and the longest run."""
+    with tempfile.TemporaryDirectory() as folder:
+        logs = inspect_eval(virtualcrime(seeds=seeds), model=["virtualcrime/scripted", "virtualcrime/random"],
+                            max_samples=80, log_dir=folder, display="none")  # fmt: skip
+        turns: list[int] = []
+        calls: list[int] = []
+        for log in logs:
+            for sample in log.samples or []:
+                records, result = records_from_store(dict(sample.store))
+                turns.append(result.turns if result is not None else len(records))
+                calls.append(sum(2 + int(r.judge_called) + len(r.stages) for r in records))
+    source = (f"offline attackers (scripted, random) x {len(turns) // 2} runs each at max_turns "
+              f"{defaults.MAX_TURNS}, stall_turns {defaults.STALL_TURNS}")  # fmt: skip
+    return statistics.fmean(turns), statistics.fmean(calls), max(turns), source
+
+
+def logged_run_length(folder: Path) -> tuple[float, float, int, str]:
+    """Mean turns per run of the scored runs in the logs under ``folder``; calls per run at 7 per turn."""
+    turns: list[int] = []
+    for path in sorted(folder.rglob("*.eval")):
+        for summary in read_eval_log_sample_summaries(str(path)):
+            value = summary.scores["run_outcome"].value if summary.scores and "run_outcome" in summary.scores else None
+            if isinstance(value, dict) and isinstance(value.get("turns"), int | float) and value["turns"]:
+                turns.append(int(value["turns"]))
+    if not turns:
+        raise SystemExit(f"no scored runs in {folder}")
+    mean = statistics.fmean(turns)
+    return mean, mean * 7, max(turns), f"{len(turns)} logged runs in {folder}"
+
+
+def in_flight(server: dict[str, Any]) -> str:
+    roles = server["roles"]
+    return "  ".join(f"{role} {roles[role]['peak']}/{roles[role]['mean']:.1f}" for role in (*ROLES, "all"))
 
 
 def hours(seconds: float) -> str:
@@ -52,33 +195,98 @@ def hours(seconds: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--latency", type=float, default=0.2, help="seconds per role call (default 0.2)")
-    parser.add_argument("--turns", type=int, default=3, help="turns per run (default 3)")
-    parser.add_argument("--tasks", type=int, default=40, help="tasks (default all 40)")
+    parser.add_argument("--quick", action="store_true", help="N = 8, 40; 2 turns; 1 serial run; 1 offline seed")
+    parser.add_argument("--latencies", default=None, help="seconds per call, comma separated (default 0.2,1)")
+    parser.add_argument("--n", default=None, help="runs at once, comma separated (default 8,40,64)")
+    parser.add_argument("--turns", type=int, default=None, help="turns per run (default 3; --quick 2)")
+    parser.add_argument("--serial-runs", type=int, default=None, help="runs of the serial pass (default 2)")
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        help="Inspect's max_connections per model (default: Inspect's own, as bench uses)",
+    )
+    parser.add_argument(
+        "--runs-from",
+        type=Path,
+        default=None,
+        help="take the mean run length from these logs (a pilot matrix) instead of offline runs",
+    )
     args = parser.parse_args()
-    task_ids = sorted(load_tasks())[: args.tasks]
-    n = len(task_ids)
+    latencies = [float(x) for x in (args.latencies or "0.2,1").split(",")]
+    ns = [int(x) for x in (args.n or ("8,40" if args.quick else "8,40,64")).split(",")]
+    turns = args.turns or (2 if args.quick else 3)
+    serial_runs = args.serial_runs or (1 if args.quick else 2)
+    all_tasks = sorted(load_tasks())
 
-    play(task_ids[:1], 1, 0.0, at_once=1)  # warm-up: imports and registries load once per process, not per eval
-    concurrent_wall, calls = play(task_ids, args.turns, args.latency, at_once=n)
-    serial_wall, serial_calls = play(task_ids, args.turns, args.latency, at_once=1)
-    assert calls == serial_calls, "the two passes played different runs"
-    speedup = serial_wall / concurrent_wall
-    overhead = (serial_wall - serial_calls * args.latency) / serial_calls
-    per_run_calls = calls / n
-    print(f"{n} runs x {args.turns} turns, {calls} role calls, {args.latency * 1000:.0f} ms per call")
-    print(f"  serial:        {serial_wall:7.2f} s   (sleeping alone: {serial_calls * args.latency:.2f} s)")
-    print(f"  {n} at once:   {concurrent_wall:7.2f} s   (ideal: {per_run_calls * args.latency:.2f} s)")
-    print(f"  speed-up:      {speedup:7.1f}x  (target >= {0.8 * n:.0f}x, ideal {n}x): "
-          f"{'met' if speedup >= 0.8 * n else 'NOT met'}")  # fmt: skip
-    print(f"  overhead:      {overhead * 1000:7.2f} ms per role call (harness + Inspect, serial pass)")
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at start")
+    if args.runs_from is not None:
+        mean_turns, mean_calls, longest, source = logged_run_length(args.runs_from)
+    else:
+        mean_turns, mean_calls, longest, source = offline_run_length(1 if args.quick else 3)
+    print(f"run length: {mean_turns:.1f} turns, {mean_calls:.0f} role calls per run on average, longest "
+          f"{longest} turns ({source})")  # fmt: skip
 
-    runs, parallel, call_seconds = 960, 64, 3.0
-    waves = math.ceil(runs / parallel)
-    for label, turns in (("every run to 60 turns", 60), ("runs of 30 turns on average", 30)):
-        per_run = turns * CALLS_PER_FULL_TURN * (call_seconds + overhead)
-        print(f"  projected 960-run matrix, {parallel} at once, {call_seconds:.0f} s per call, {label}: "
-              f"{hours(waves * per_run)} ({waves} waves of {per_run / 60:.0f} min)")  # fmt: skip
+    os.environ.update({f"{SERVICE.upper()}_API_KEY": "dummy", f"{SERVICE.upper()}_BASE_URL": "",
+                       "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})  # fmt: skip
+    server = FakeServer()
+    os.environ[f"{SERVICE.upper()}_BASE_URL"] = f"{server.base}/v1"
+    results: dict[tuple[float, int], tuple[Pass, float]] = {}
+    try:
+        play(server, all_tasks[:1], 1, 1, 0.0, 1, args.max_connections)  # warm-up: imports, registries, clients
+        for latency in latencies:
+            serial = play(server, all_tasks[:serial_runs], 1, turns, latency, 1, args.max_connections)
+            per_run = statistics.fmean(serial.sample_times)
+            calls_per_run = serial.calls / serial.runs
+            print(f"\nlatency {latency * 1000:.0f} ms, {turns} turns, {calls_per_run:.0f} calls per run; serial "
+                  f"({serial.runs} run{'s' * (serial.runs != 1)} one at a time): {per_run:.2f} s per run (sleeping "
+                  f"alone "
+                  f"{calls_per_run * latency:.2f} s), eval start-up {serial.startup:.2f} s, harness CPU "
+                  f"{serial.cpu / serial.calls * 1000:.1f} ms per call")  # fmt: skip
+            print(f"  {'N':>3} {'wall s':>7} {'serial s':>8} {'speed-up':>9} {'CPU ms/call':>11} "
+                  f"{'server ms/call':>14}  in flight peak/mean: attacker judge world_manager all")  # fmt: skip
+            for n in ns:
+                task_ids, seeds = runs_of(n, all_tasks)
+                result = play(server, task_ids, seeds, turns, latency, n, args.max_connections)
+                serial_wall = serial.startup + result.runs * per_run
+                speedup = serial_wall / result.wall
+                results[(latency, n)] = (result, speedup)
+                print(f"  {result.runs:>3} {result.wall:7.2f} {serial_wall:8.1f} {speedup:8.1f}x "
+                      f"{result.cpu / result.calls * 1000:11.1f} {result.server_cpu / result.calls * 1000:14.1f}  "
+                      f"{in_flight(result.server)}")  # fmt: skip
+    finally:
+        server.close()
+
+    print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
+    if (1.0, 40) in results:
+        speedup = results[(1.0, 40)][1]
+        print(f"goal >= 36x at N=40, 1 s latency: {speedup:.1f}x, {'met' if speedup >= 36 else 'NOT met'}")
+    worst_cpu = max(r.cpu / r.calls for r, _ in results.values())
+    print(f"goal <= 5 ms harness CPU per call: worst {worst_cpu * 1000:.1f} ms, "
+          f"{'met' if worst_cpu <= 0.005 else 'NOT met'}")  # fmt: skip
+
+    # The projection: Inspect keeps MATRIX_AT_ONCE runs in flight (no waves), every call takes the provider's time
+    # plus the harness's stretch measured at the largest N and latency, and one event loop carries the CPU.
+    latency, n = max(latencies), max(ns)
+    biggest, _ = results[(latency, n)]
+    per_call_wall = statistics.fmean(biggest.sample_times) / (biggest.calls / biggest.runs)
+    stretch = max(0.0, per_call_wall - latency)
+    cpu_per_call = biggest.cpu / biggest.calls
+    total_calls = MATRIX_RUNS * mean_calls
+    provider_bound = total_calls * (MATRIX_CALL_SECONDS + stretch) / MATRIX_AT_ONCE
+    tail = longest * 7 * (MATRIX_CALL_SECONDS + stretch)
+    cpu_bound = total_calls * cpu_per_call
+    load_share = MATRIX_AT_ONCE / (MATRIX_CALL_SECONDS + stretch) * cpu_per_call
+    estimate = max(provider_bound, cpu_bound)
+    print(f"projected {MATRIX_RUNS}-run matrix, {MATRIX_AT_ONCE} at once, {MATRIX_CALL_SECONDS:.0f} s per call, "
+          f"{mean_turns:.1f} turns ({mean_calls:.0f} calls) per run as measured: {hours(estimate)} "
+          f"(at most {hours(estimate + tail)} with the longest run, {longest} turns, starting last)")  # fmt: skip
+    print(f"  = {total_calls:,.0f} calls x ({MATRIX_CALL_SECONDS:.0f} s + {stretch * 1000:.0f} ms harness stretch "
+          f"per call, measured at N={n}, {latency:g} s) / {MATRIX_AT_ONCE}; the harness needs {load_share:.0%} of "
+          f"one core for it ({cpu_per_call * 1000:.1f} ms CPU per call at N={n})")  # fmt: skip
+    capped = MATRIX_RUNS * defaults.MAX_TURNS * 7 * (MATRIX_CALL_SECONDS + stretch) / MATRIX_AT_ONCE
+    print(f"  (every run to the {defaults.MAX_TURNS}-turn cap, the old benchmark's upper case: {hours(capped)})")
 
 
 if __name__ == "__main__":
