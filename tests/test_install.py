@@ -57,6 +57,10 @@ def test_the_package_requirements_admit_the_pinned_versions_and_pin_the_fragile_
     # Releases of these have broken us (llama-cpp-python 0.3.36 segfaults in chat completion): exact pins.
     assert exact["llama-cpp-python"] == f"=={locked['llama-cpp-python']}"
     assert exact["inspect-ai"] == f"=={locked['inspect-ai']}"
+    # Every other requirement is bounded above too, so an install without constraints.txt (pip install of the
+    # package) cannot pick up a release nobody tested.
+    unbounded = [str(r) for r in requirements if not any(s.operator in ("<", "<=", "==", "~=") for s in r.specifier)]
+    assert unbounded == []
 
 
 def test_doctor_finds_this_checkouts_constraints() -> None:
