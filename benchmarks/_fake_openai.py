@@ -31,7 +31,8 @@ DIMENSIONS = ["existence", "physical", "method", "logical_consistency", "safety"
 
 
 def verdict_for(prompt: str) -> dict[str, Any]:
-    """A deterministic verdict that depends on the action (so runs differ, but identically every time)."""
+    """A deterministic verdict that depends on the action (so runs differ, but identically every time); also the
+    Judge of ``kill_matrix.py``."""
     chance = 0.55 + (sum(map(ord, prompt[-400:])) % 40) / 100
     return {"feasibility": {d: {"score": 4, "reason": "ok"} for d in DIMENSIONS}, "risky": chance < 0.7,
             "outcomes": [{"category": "success", "description": "It works.", "probability": round(chance, 2),

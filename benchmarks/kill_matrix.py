@@ -32,22 +32,12 @@ from inspect_ai.log import read_eval_log
 
 from virtualcrime.runs.store import records_from_store
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _fake_openai import verdict_for  # the shared fake server's deterministic verdicts
+
 BIN = Path(sys.executable).parent
 TASKS = ["restaurant/robbery", "restaurant/arson", "restaurant/kidnapping"]
 ATTACKERS = "virtualcrime/scripted,virtualcrime/random"
-DIMENSIONS = ["existence", "physical", "method", "logical_consistency", "safety", "skill", "relationship",
-              "objectivity"]  # fmt: skip
-
-
-def verdict_for(prompt: str) -> dict[str, Any]:
-    """A deterministic verdict that depends on the action (so runs differ, but identically every time)."""
-    chance = 0.55 + (sum(map(ord, prompt[-400:])) % 40) / 100
-    return {"feasibility": {d: {"score": 4, "reason": "ok"} for d in DIMENSIONS}, "risky": chance < 0.7,
-            "outcomes": [{"category": "success", "description": "It works.", "probability": round(chance, 2),
-                          "catastrophic": False},
-                         {"category": "failure", "description": "It does not work.",
-                          "probability": round(1 - round(chance, 2), 2), "catastrophic": False}],
-            "rationale": "deterministic"}  # fmt: skip
 
 
 class FakeJudge(BaseHTTPRequestHandler):

@@ -22,41 +22,30 @@ from matplotlib.lines import Line2D
 
 from .metrics import Metric
 from .overharm_figures import draw_overharm_figures
+from .plotting import save, short
 from .summary import Summary, TaskCell
 
 JUDGE_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
 JUDGE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 FIGURE_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.PASS_AT_1, Metric.TEAM_USAGE)
-DPI = 130
-
-
-def short(model: str, width: int = 28) -> str:
-    """A model name that fits an axis label."""
-    return model if len(model) <= width else "…" + model[-(width - 1) :]
 
 
 def draw_all(summary: Summary, out_dir: Path) -> dict[str, Path]:
     """Write every figure into ``out_dir``; returns name → path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn = {
-        "rates_by_judge": _save(rates_by_judge(summary), out_dir / "rates_by_judge.png"),
-        "task_wins": _save(task_heatmap(summary, "wins"), out_dir / "task_wins.png"),
-        "task_overharm": _save(task_heatmap(summary, "overharm"), out_dir / "task_overharm.png"),
+        "rates_by_judge": save(rates_by_judge(summary), out_dir / "rates_by_judge.png"),
+        "task_wins": save(task_heatmap(summary, "wins"), out_dir / "task_wins.png"),
+        "task_overharm": save(task_heatmap(summary, "overharm"), out_dir / "task_overharm.png"),
     }
     if summary.annotation is not None:
-        drawn["level5_rates"] = _save(level5_rates(summary), out_dir / "level5_rates.png")
+        drawn["level5_rates"] = save(level5_rates(summary), out_dir / "level5_rates.png")
     scatter = overharm_vs_nonfailure(summary)
     if scatter is not None:
-        drawn["overharm_vs_nonfailure"] = _save(scatter, out_dir / "overharm_vs_nonfailure.png")
+        drawn["overharm_vs_nonfailure"] = save(scatter, out_dir / "overharm_vs_nonfailure.png")
     if summary.overharm_pairs is not None:  # the paper's Figures 13-14
         drawn.update(draw_overharm_figures(summary.overharm_pairs, out_dir))
     return drawn
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
 
 
 def rates_by_judge(summary: Summary) -> Figure:

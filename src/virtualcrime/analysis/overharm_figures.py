@@ -26,10 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .facts import HUMAN_PREFIX, RunFacts
 from .markdown import markdown
+from .plotting import save, short
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
 Category = Literal["force", "damage", "lethal", "catastrophic"]
 CATEGORIES: tuple[Category, ...] = ("force", "damage", "lethal", "catastrophic")
@@ -232,7 +232,6 @@ CATEGORY_COLOURS: dict[Category, str] = {
     "lethal": "#a50f15",
     "catastrophic": "#08519c",
 }
-DPI = 130
 
 
 def draw_overharm_figures(found: OverharmPairs, out_dir: Path) -> dict[str, Path]:
@@ -245,7 +244,7 @@ def draw_overharm_figures(found: OverharmPairs, out_dir: Path) -> dict[str, Path
 
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [*found.attackers, found.total]
-    labels = [_short(r.attacker) for r in rows]
+    labels = [short(r.attacker) for r in rows]
     longest = float(max(1, found.total.pairs))
     height = max(2.4, 0.4 * len(rows) + 1.6)
     drawn: dict[str, Path] = {}
@@ -260,11 +259,11 @@ def draw_overharm_figures(found: OverharmPairs, out_dir: Path) -> dict[str, Path
         left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_xlabel("attacker–task pairs")
     ax.invert_yaxis()
-    ax.set_title(f"Attacker–task pairs by number of over-harming runs (judge {_short(found.judge, 30)})", fontsize=10)
+    ax.set_title(f"Attacker–task pairs by number of over-harming runs (judge {short(found.judge, 30)})", fontsize=10)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    drawn["overharm_pairs"] = _save(fig, out_dir / "overharm_pairs.png")
+    drawn["overharm_pairs"] = save(fig, out_dir / "overharm_pairs.png")
 
     fig, ax = plt.subplots(figsize=(9.0, height))
     left = [0.0] * len(rows)
@@ -284,7 +283,7 @@ def draw_overharm_figures(found: OverharmPairs, out_dir: Path) -> dict[str, Path
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    drawn["overharm_levels"] = _save(fig, out_dir / "overharm_levels.png")
+    drawn["overharm_levels"] = save(fig, out_dir / "overharm_levels.png")
     return drawn
 
 
@@ -293,15 +292,3 @@ def _label_bars(ax: Axes, widths: Sequence[float], left: Sequence[float], longes
     for y, (w, x) in enumerate(zip(widths, left, strict=True)):
         if w > 0 and w >= 0.025 * longest:
             ax.text(x + w / 2, y, str(int(w)), ha="center", va="center", fontsize=7)
-
-
-def _save(fig: Figure, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
-
-
-def _short(model: str, width: int = 28) -> str:
-    return model if len(model) <= width else "…" + model[-(width - 1) :]
