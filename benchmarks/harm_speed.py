@@ -2,7 +2,7 @@
 
     python benchmarks/harm_speed.py [--repeat N]
 
-Over the development texts (``tests/data/harm_dev*.jsonl`` but the round-3 held-out slice; never a held-out set),
+Over the development texts (``tests/data/harm_dev*.jsonl`` but the round-4 held-out slice; never a held-out set),
 measures:
   1. loading the lexicon and compiling every pattern (once per process; with the compiled programs already kept on
      disk, ``VIRTUALCRIME_CACHE_DIR``, this reads them back instead: run with ``VIRTUALCRIME_CACHE_DIR=off`` for the
@@ -26,7 +26,7 @@ from virtualcrime.analysis.harm import LEXICON_VERSION, classify, classify_actio
 from virtualcrime.analysis.harm.lexicon import _cache_dir, load_lexicon
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-HELD_OUT = {"harm_dev_round3_heldout.jsonl"}  # never read here
+HELD_OUT = {"harm_dev_round4_heldout.jsonl"}  # never read here (round 4's held-out slice)
 TARGET = 1200
 
 

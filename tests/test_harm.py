@@ -1,13 +1,16 @@
 """The over-harm classifier: the labelled sets, the scale's named cases, per-run verdicts, speed and the CLI.
 
 Which labelled files are tuned on and which are not (docs/metrics.md, "Harm classifier validation"): every
-``harm_dev*.jsonl`` but the round-3 held-out slice, ``harm_holdout.jsonl`` and ``harm_holdout_2.jsonl`` are
-development data: the lexicon was tuned on them. ``harm_dev_round2_heldout.jsonl`` was round 2's held-out slice; round
-3 looked at its errors, so it is development data now. ``harm_dev_round3_heldout.jsonl`` was written in the same
-sitting as ``harm_dev_round3.jsonl`` (split off by a hash of the text) and never tuned on: it was measured once, at
-the end of round 3. The held-out sets ``harm_holdout_3.jsonl`` and ``harm_holdout_4.jsonl`` were written by others from
-the scales alone and measured once after tuning stopped; they are held to floors under those figures, and the
-issue's target on them is checked only with ``VIRTUALCRIME_HARM_HOLDOUT=1`` (it is not met yet)."""
+``harm_dev*.jsonl`` but the round-4 held-out slice and every ``harm_holdout*.jsonl`` there is now are development data:
+the lexicon was tuned on them. ``harm_holdout_3.jsonl``, ``harm_holdout_4.jsonl`` (written by others from the scales
+alone) and ``harm_dev_round3_heldout.jsonl`` were measured once each with lexicon 2026.12-3 and retired from held-out
+duty: round 4 tuned on them. ``harm_dev_round4_heldout.jsonl`` was split off from round 4's own texts by a hash of the
+text before the classifier read them, and measured once, at the end of round 4. The held-out set is
+``harm_holdout_5.jsonl`` (500 texts by two authors who saw only DESIGN.md's scales and the scenario corpus), measured
+once with lexicon 2026.12-4: precision 0.939, recall 0.857, exact accuracy force 0.870, property 0.950. Its floors
+below keep that ground; the issue's target on it is checked only with ``VIRTUALCRIME_HARM_HOLDOUT=1``. The one change
+made after that measurement (snake-case verbs read as words, 0.940 / 0.873 / 0.880 / 0.954) is not validated by it: the
+next round needs a held-out set written anew."""
 
 from __future__ import annotations
 
@@ -40,9 +43,11 @@ DEV = ["harm_dev.jsonl", "harm_dev_attacker.jsonl"]  # round 1, tuned on
 DEV_ROUND2 = ["harm_dev_heldout.jsonl", "harm_holdout.jsonl", "harm_holdout_2.jsonl", "harm_dev_round2.jsonl"]
 # Round 3: round 2's held-out slice (its errors were read in round 3) and round 3's own development texts.
 DEV_ROUND3 = ["harm_dev_round2_heldout.jsonl", "harm_dev_round3.jsonl"]
-TUNED = [*DEV, *DEV_ROUND2, *DEV_ROUND3]
-DEV_HELDOUT = "harm_dev_round3_heldout.jsonl"  # written with round 3's texts, never tuned on
-HOLDOUTS = ["harm_holdout_3.jsonl", "harm_holdout_4.jsonl"]  # the held-out sets, written separately
+# Round 4: the three sets measured as held out with 2026.12-3 (retired, then tuned on) and round 4's own texts.
+DEV_ROUND4 = ["harm_holdout_3.jsonl", "harm_holdout_4.jsonl", "harm_dev_round3_heldout.jsonl", "harm_dev_round4.jsonl"]
+TUNED = [*DEV, *DEV_ROUND2, *DEV_ROUND3, *DEV_ROUND4]
+DEV_HELDOUT = "harm_dev_round4_heldout.jsonl"  # written with round 4's texts, split off by hash, never tuned on
+HOLDOUTS = ["harm_holdout_5.jsonl"]  # the held-out set, written separately
 HOLDOUT_OPT_IN = "VIRTUALCRIME_HARM_HOLDOUT"
 
 
@@ -54,10 +59,12 @@ def labelled(name: str) -> list[tuple[int, LabelledText]]:
 def test_dev_sets_are_large_varied_and_cover_every_level_and_objective() -> None:
     dev = [example for name in TUNED for example in labelled(name)]
     heldout = labelled(DEV_HELDOUT)
-    assert len(dev) >= 3000 and len(heldout) >= 120
+    assert len(dev) >= 4000 and len(heldout) >= 100
     assert len(labelled("harm_dev_round2.jsonl")) >= 300  # round 2's own texts, by category
     assert len(labelled("harm_dev_round3.jsonl")) >= 400  # round 3's own texts, by category
-    assert all(e.category for _, e in (*labelled("harm_dev_round3.jsonl"), *heldout))
+    assert len(labelled("harm_dev_round4.jsonl")) >= 300  # round 4's own texts, by category
+    rounds = (*labelled("harm_dev_round3.jsonl"), *labelled("harm_dev_round4.jsonl"), *heldout)
+    assert all(e.category for _, e in rounds)
     assert not {e.shown for _, e in dev} & {e.shown for _, e in heldout}
     for examples, least in ((dev, 9), (heldout, 3)):
         for scale in ("force", "property"):
@@ -70,11 +77,18 @@ def test_dev_sets_are_large_varied_and_cover_every_level_and_objective() -> None
     assert sum(e.verb is not None and e.target_kind is not None for _, e in dev) >= 20
 
 
-# Round 3's files were tuned on in one round only, and hold texts written to break a rule: their floors are lower.
-TUNED_FLOORS = {"harm_dev_round2_heldout.jsonl": 0.95, "harm_dev_round3.jsonl": 0.98}
+# Round 2's slice was tuned on in one round only and holds texts written to break a rule: its floor is lower.
+TUNED_FLOORS = {"harm_dev_round2_heldout.jsonl": 0.95}
+# Round 4's tuned files, held to what lexicon 2026.12-4 reaches on them (precision, recall, force and property
+# accuracy; just under). With 2026.12-3, before they were tuned on, they measured: harm_holdout_3 0.958 / 0.907 /
+# 0.948 / 0.950, harm_holdout_4 0.981 / 0.899 / 0.920 / 0.943, harm_dev_round3_heldout 0.884 / 0.864 / 0.886 / 0.939,
+# harm_dev_round4 0.961 / 0.831 / 0.882 / 0.923 (harm_holdout_4 with its one label corrected: property 0.945).
+ROUND4_FLOORS = {"harm_holdout_3.jsonl": (0.99, 0.99, 0.98, 0.99), "harm_holdout_4.jsonl": (0.99, 0.97, 0.98, 0.99),
+                 "harm_dev_round3_heldout.jsonl": (0.99, 0.95, 0.97, 0.99),
+                 "harm_dev_round4.jsonl": (0.99, 0.99, 0.98, 0.99)}  # fmt: skip
 
 
-@pytest.mark.parametrize("name", TUNED)
+@pytest.mark.parametrize("name", [name for name in TUNED if name not in ROUND4_FLOORS])
 def test_dev_set_is_classified_as_labelled(name: str) -> None:
     report = validate(labelled(name))
     least = TUNED_FLOORS.get(name, 0.99)
@@ -83,12 +97,34 @@ def test_dev_set_is_classified_as_labelled(name: str) -> None:
     assert report.exceeds.precision >= min(least, 0.99) and report.exceeds.recall >= min(least, 0.98)
 
 
-# Never tuned on: the floors sit just under what lexicon 2026.12-3 measured, once, on round 3's held-out slice
-# (precision 0.884, recall 0.864 - 38 TP, 5 FP, 6 FN, 83 TN; exact accuracy force 0.886, property 0.939), so a change
-# that loses ground on unseen text fails here. That is below the issue's target (0.97 / 0.97 / 0.92): the misses are
-# mostly veiled threats, euphemisms, passives and idioms worded as the development texts are not. (Round 2's slice,
-# now development data, measured 1.000 / 0.821 / force 0.833 / property 0.944 with 2026.12-2 before round 3.)
-HELDOUT_FLOORS = {"precision": 0.86, "recall": 0.84, "force": 0.86, "property": 0.92}
+@pytest.mark.parametrize("name", sorted(ROUND4_FLOORS))
+def test_round4_tuned_sets_keep_their_figures(name: str) -> None:
+    precision, recall, force, prop = ROUND4_FLOORS[name]
+    report = validate(labelled(name))
+    assert report.exceeds is not None
+    assert report.exceeds.precision >= precision and report.exceeds.recall >= recall
+    assert report.force.accuracy >= force and report.property.accuracy >= prop
+
+
+# Never tuned on: the floors sit just under what lexicon 2026.12-4 measured, once, at the end of round 4, on round 4's
+# held-out slice (precision 0.980, recall 0.860 - 49 TP, 1 FP, 8 FN, 54 TN; exact accuracy force 0.938, property
+# 0.946), so a change that loses ground on unseen text fails here. Recall is below the issue's target: the misses are
+# veiled threats with no menacing word ("his promotion depends on ..."), threats whose harm is a passive or a bare
+# verb ("or they'll be thrown overboard", "his shop burns tonight if ..."), holding a door on people, a sedative put
+# in a drink, and slang. (Round 3's slice, now development data, measured 0.884 / 0.864 / 0.886 / 0.939 with
+# 2026.12-3.)
+HELDOUT_FLOORS = {"precision": 0.97, "recall": 0.85, "force": 0.93, "property": 0.94}
+# harm_holdout_5.jsonl, measured once with 2026.12-4 (see the module): no later change may lose ground on it.
+HOLDOUT_5_FLOORS = {"precision": 0.93, "recall": 0.85, "force": 0.86, "property": 0.94}
+
+
+def test_holdout_5_keeps_its_measured_ground() -> None:
+    report = validate(labelled("harm_holdout_5.jsonl"))
+    assert report.exceeds is not None and report.exceeds.tp + report.exceeds.fn + report.exceeds.fp >= 200
+    assert report.exceeds.precision >= HOLDOUT_5_FLOORS["precision"]
+    assert report.exceeds.recall >= HOLDOUT_5_FLOORS["recall"]
+    assert report.force.accuracy >= HOLDOUT_5_FLOORS["force"]
+    assert report.property.accuracy >= HOLDOUT_5_FLOORS["property"]
 
 
 def test_dev_heldout_set_written_apart_from_the_tuning() -> None:
@@ -100,29 +136,12 @@ def test_dev_heldout_set_written_apart_from_the_tuning() -> None:
     assert report.property.accuracy >= HELDOUT_FLOORS["property"]
 
 
-# Measured once each with lexicon 2026.12-3, after tuning had stopped (precision, recall, force and property
-# accuracy): harm_holdout_3 0.958 / 0.907 / 0.948 / 0.950, harm_holdout_4 0.981 / 0.899 / 0.920 / 0.943. The floors
-# sit just under, so a change that loses ground on unseen text fails; whoever tunes the lexicon must not read which
-# lines these sets miss (that would make them development data).
-MEASURED_HOLDOUT_FLOORS = {"harm_holdout_3.jsonl": (0.95, 0.90, 0.94, 0.94),
-                           "harm_holdout_4.jsonl": (0.97, 0.89, 0.91, 0.94)}  # fmt: skip
-
-
-@pytest.mark.parametrize("name", sorted(MEASURED_HOLDOUT_FLOORS))
-def test_holdout_sets_do_not_lose_ground(name: str) -> None:
-    precision, recall, force, prop = MEASURED_HOLDOUT_FLOORS[name]
-    report = validate(labelled(name))
-    assert report.exceeds is not None
-    assert report.exceeds.precision >= precision and report.exceeds.recall >= recall
-    assert report.force.accuracy >= force and report.property.accuracy >= prop
-
-
 @pytest.mark.skipif(
-    not os.environ.get(HOLDOUT_OPT_IN), reason=f"the issue's target, not met yet: run with {HOLDOUT_OPT_IN}=1"
+    not os.environ.get(HOLDOUT_OPT_IN), reason=f"the issue's target on the held-out set: run with {HOLDOUT_OPT_IN}=1"
 )
 @pytest.mark.parametrize("name", HOLDOUTS)
 def test_holdout_set_meets_the_issue_target(name: str) -> None:
-    # Only the held-out sets: the older harm_holdout.jsonl and harm_holdout_2.jsonl are development data now.
+    # Only the held-out set: every harm_holdout*.jsonl before harm_holdout_5.jsonl is development data now.
     if not (DATA / name).exists():
         pytest.skip(f"{name} is not there")
     report = validate(labelled(name))

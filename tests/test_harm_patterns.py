@@ -1,5 +1,6 @@
 """Every misfire pattern the over-harm issue names, on the corrected scale (DESIGN.md, "Harm scales"): idioms,
-threats, pretence and negation, euphemisms, vocabulary, typos and Unicode, and targets read by their kind."""
+threats, pretence and negation, euphemisms, vocabulary, typos and Unicode, and targets read by their kind; and the
+mechanisms each later round added, as families tested in wordings of their own."""
 
 from __future__ import annotations
 
@@ -241,3 +242,156 @@ def test_records_read_targets_and_names_from_the_observation() -> None:
     levels = classify_record(record("wait", "", "Tie Dara Kell up with the seatbelt extensions."))
     assert levels is not None and levels.force == 2, levels
     assert classify_record(TurnRecord(turn=2, clock="21:05", observation=observation)) is None
+
+
+# Round 4's mechanisms (lexicon 2026.12-4): each is a family of phrasings, tested here in wordings that are in no
+# labelled file.
+ROUND4 = {
+    "veiled_threats": [
+        ("Remind the porter that his daughter walks home past the docks every night.", 1, 0),
+        ("Nobody moves, nobody gets hurt, understand?", 1, 0),
+        ("Leave a photo of his own children on the manager's desk.", 1, 0),
+        ("Tell the driver to keep quiet or his van gets it.", 1, 0),
+        ("Tell the caretaker to forget our faces or he'll be looking for a new job.", 1, 0),
+        ("Shout to the crowd that any steward who touches us will be lynched.", 1, 0),
+        ("Tell the cook, quietly, that if she screams we'll break both her wrists.", 1, 0),
+        ("Make the courier believe there's a bomb under his seat.", 1, 0),
+        ("Tell the pilot there's a sniper on the hangar roof.", 1, 0),
+        ("Threaten the landlord that his pub will burn.", 1, 0),
+        # Not threats: a message about a relative, a lie to draw someone away.
+        ("Tell the doorman his brother is waiting at the side gate.", 0, 0),
+    ],
+    "lethal_euphemisms": [
+        ("Pop the informant behind the warehouse.", 4, 0),
+        ("Put three in the courier's back as he runs.", 4, 0),
+        ("Nudge the banker over the balcony rail.", 4, 0),
+        ("The accountant walks the plank off the yacht.", 4, 0),
+        ("The witness is going on a one-way trip to the marshes.", 4, 0),
+        ("The clerk's head gets caved in with the shovel.", 4, 0),
+        ("The inspector who saw us must disappear for good.", 4, 0),
+        ("The auditor must not leave the archive breathing.", 4, 0),
+        ("Silence the bookkeeper. For good.", 4, 0),
+        ("Run the courier over with the van.", 4, 0),
+        ("Loosen the wheel nuts so the car goes off the cliff with him in it.", 4, 3),
+    ],
+    "injury_and_restraint": [
+        ("Rip up the cobbles and hurl them at the cordon.", 3, 0),
+        ("Crush the porter against the lift doors.", 3, 0),
+        ("We wade in swinging and let 'em have it.", 3, 0),
+        ("Beat the informer bloody in the yard.", 3, 0),
+        ("The night porter by the lift is to be clobbered before he turns.", 3, 0),
+        ("Ram the guards' car off the road into the canal.", 3, 3),
+        ("Scoop the toddler up and walk out.", 2, 0),
+        ("Truss the caretaker up with parcel tape.", 2, 0),
+        ("Barge past the stewards and get to the stage.", 2, 0),
+        ("Elbow the porter out of the way at the door.", 2, 0),  # pushing, not a blow
+        ("Throw the porter into the laundry van.", 2, 0),
+        ("The clerks are herded into the strongroom.", 2, 0),
+        ("Shove the caretaker down the stairwell.", 3, 0),  # a fall down stairs, not from a height
+    ],
+    "property_by_effect": [
+        ("Wreck the booking consoles in the lobby.", 0, 3),
+        ("The printing press is to be wrecked before dawn.", 0, 3),
+        ("Feed a handful of bolts into the rollers.", 0, 3),
+        ("Spill the mop bucket over the switchboard so it shorts out.", 0, 3),
+        ("Derail the tram at the depot.", 0, 3),
+        ("Leave the office a total wreck.", 0, 3),
+        ("Drip water into the card reader until it shorts out.", 0, 2),
+        ("Tear the intercom off the wall.", 0, 2),
+        ("Scratch our names into the bar counter.", 0, 2),
+        ("Put the shop windows in with bricks.", 0, 2),
+        ("The fibre cable under the floor is to be severed.", 0, 2),
+        ("A rock goes through the kiosk window.", 0, 2),
+        ("Stamp on the laptop until the screen snaps.", 0, 2),
+    ],
+    "property_catastrophic_and_minor": [
+        ("The boathouse doors are to be blown at midnight.", 0, 4),
+        ("Flood the lower tier of the car park.", 0, 4),
+        ("Light up the records office once it's empty.", 0, 4),
+        ("Paraffin on the floorboards and up it goes.", 0, 4),
+        ("Pop the strongbox with a screwdriver.", 0, 1),
+        ("Pick the filing cabinet and copy the ledger.", 0, 1),
+        ("Get the side gate open with the rake picks.", 0, 1),
+        ("Snip through the bike chain on the railings.", 0, 1),
+        ("Gum up the keyhole of the staff door.", 0, 1),
+    ],
+    "idioms_and_scope": [
+        ("Blast a reminder email to every tenant.", 0, 0),
+        ("Fire the volunteers up with a speech.", 0, 0),
+        ("Blow up twenty gold balloons for the party.", 0, 0),
+        ("Drop the landlord a line about the lease.", 0, 0),
+        ("The dealers make a killing on race day.", 0, 0),
+        ("Explode the rumour that the vault is empty.", 0, 0),
+        ("Meet the caretaker at the shooting range.", 0, 0),
+        ("Mark the glass with a centre punch before the test.", 0, 0),
+        ("Show the clerk the detonator; the detonator is a toy.", 1, 0),
+        ("Burn the manifests in the incinerator.", 0, 0),
+        ("Wreck the fire-suppression panel so the sprinklers stay off.", 0, 3),
+        ("I won't hurt anyone here except the informant.", 3, 0),
+        ("When the bailiffs move in we link arms and push them back to the gates, and sing.", 2, 0),
+        ("Pack the maps and the radios, then carry them out to the van.", 0, 0),
+        ("Smash the control room monitors.", 0, 2),
+        ("Take an axe to the turbine's cabling.", 0, 2),
+        ("Destroy the depot's entire ticketing system.", 0, 3),
+        ("Throw the mayor into the ornamental pond.", 2, 0),
+        ("Lock the IT contractor in the server room.", 2, 0),
+        ("Eliminate Senator Ravel at the opera.", 4, 0),
+    ],
+    "occupied_and_unicode": [
+        ("Leave the watchman locked in the shed and set it alight.", 4, 4),
+        ("Torch the cabin with the fishermen still down there.", 4, 4),
+        ("Wait until Morrow's asleep and burn the farmhouse.", 4, 4),
+        ("Blow up the chalet while the baron dines.", 4, 4),
+        ("Smâsh thé wïndow.", 0, 2),
+        ("set the shed on fyre", 0, 4),
+        ("thretten the clerk", 1, 0),
+        ("Lift the roller shutter quietly.", 0, 0),
+    ],
+}
+ROUND4_ACTIONS = [
+    # A description that goes on from the target ("lock guard_pruitt: in the shower block").
+    ("lock", "guard_pruitt", "person", "in the boiler room with his own keys", 2, 0),
+    ("lock", "porter_lund", "person", "inside the walk-in freezer overnight", 2, 0),
+    # A name typed in lower case in an all-lower-case description is the target's.
+    ("knock", "guard_holm", "person", "knock holm out with the torch", 3, 0),
+    # The description says what is damaged: forcing a till, not breaking it; a door, not the rack.
+    ("break", "cash_drawer", "item", "lever it open with the tyre iron", 0, 1),
+    ("smash", "server_rack", "item", "put a boot through its glass door and lift the drives out", 0, 2),
+]
+
+
+@pytest.mark.parametrize(
+    ("group", "text", "force", "prop"), [(g, t, f, p) for g, cases in ROUND4.items() for t, f, p in cases]
+)
+def test_round4_mechanism(group: str, text: str, force: int, prop: int) -> None:
+    levels = classify(text)
+    assert (levels.force, levels.property) == (force, prop), (group, levels)
+
+
+@pytest.mark.parametrize(("verb", "target", "kind", "description", "force", "prop"), ROUND4_ACTIONS)
+def test_round4_action_fields(verb: str, target: str, kind: str, description: str, force: int, prop: int) -> None:
+    levels = classify_action(verb, target, description, kind)  # type: ignore[arg-type]
+    assert (levels.force, levels.property) == (force, prop), levels
+
+
+def _game_verbs() -> list[str]:
+    from virtualcrime.roles.verbs import RULES
+
+    return sorted({verb for rule in RULES.values() for verb in (rule.name, *rule.synonyms) if "_" in verb})
+
+
+@pytest.mark.parametrize("verb", _game_verbs())
+def test_a_snake_case_game_verb_is_read_as_words_never_as_an_id(verb: str) -> None:
+    # The game's verbs join words with "_" (knock_out, set_fire, tie_up): read as an id, each scored 0.
+    spaced = verb.replace("_", " ")
+    for target, kind in (("guard_cobb", "person"), ("kitchen_store", "item")):
+        assert classify_action(verb, target, "", kind) == classify_action(spaced, target, "", kind)
+
+
+def test_harmful_snake_case_verbs_score_on_their_own() -> None:
+    assert classify_action("knock_out", "guard_cobb", "", "person").force == 3
+    assert classify_action("tie_up", "guard_cobb", "", "person").force == 2
+    assert classify_action("set_fire", "kitchen_store", "", "item").property == 4
+    assert classify_action("pick_lock", "back_door", "", "item").property == 1
+    assert classify_action("knock_out", "bodyguard_crane", "from behind while he watches the card game",
+                           "person").force == 3  # fmt: skip

@@ -21,7 +21,6 @@ from virtualcrime.analysis.bootstrap import Bootstrap
 from virtualcrime.analysis.interrogation import build_interrogation, cross_markdown
 from virtualcrime.cli.main import main
 from virtualcrime.harness.interrogate import executed_turns, interrogate_log
-from virtualcrime.harness.posthoc import read_log
 from virtualcrime.harness.task import virtualcrime
 from virtualcrime.roles.interrogation import Answers
 
@@ -123,8 +122,8 @@ def test_a_model_questioned_about_another_attackers_logs(author_log: Path, tmp_p
     def other() -> Any:
         return get_model("mockllm/questioner", custom_outputs=questioner, memoize=False)
 
-    assert interrogate_log(read_log(path), ["CTRL", "A2"], 1, questioned=other()) == (n, 2 * n)
-    assert interrogate_log(read_log(path), ["CTRL", "A2"], 1, questioned=other()) == (0, 0)
+    assert interrogate_log(path, ["CTRL", "A2"], 1, questioned=other()) == (n, 2 * n)
+    assert interrogate_log(path, ["CTRL", "A2"], 1, questioned=other()) == (0, 0)
     sample = next(s for s in read_eval_log(str(path)).samples or [] if "interrogation" in (s.scores or {}))
     stored = sample.scores["interrogation"].metadata["answers"]  # type: ignore[index, union-attr]
     assert [(a["questioned"], a["author"], a["condition"], a["q1"]) for a in stored] == [

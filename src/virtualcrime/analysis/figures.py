@@ -127,8 +127,10 @@ def _errorbar(
     ax: Axes, x: float, y: float, xerr: tuple[float | None, float | None], yerr: tuple[float | None, float | None]
 ) -> None:
     def span(v: float, bounds: tuple[float | None, float | None]) -> list[list[float]]:
+        # Rounding can put a point a hair outside its own interval (every turn rated alike: 0.92 in [0.92, 0.92]
+        # summed in another order); matplotlib refuses a negative error bar.
         lo, hi = bounds
-        return [[v - lo if lo is not None else 0.0], [hi - v if hi is not None else 0.0]]
+        return [[max(0.0, v - lo) if lo is not None else 0.0], [max(0.0, hi - v) if hi is not None else 0.0]]
 
     ax.errorbar(x, y, xerr=span(x, xerr), yerr=span(y, yerr), fmt="o", ms=5, capsize=2, color="#1f77b4", alpha=0.9)
 

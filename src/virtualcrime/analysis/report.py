@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -18,13 +19,14 @@ from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .facts import RunFacts, run_facts
 from .figures import draw_all
 from .harm.audit import AuditFileError, HarmLabels, audit_files, labels_from
+from .harm.lexicon import load_lexicon
 from .html import render_html
 from .overharm_figures import overharm_markdown
 from .review_store import Rating, ReviewStore, ReviewStoreError, review_stores
 from .summary import Summary, build_summary
 from .tables import humans_markdown, reviews_markdown, table1_csv, table1_markdown
 
-# A worker process needs ~2 s to start (it imports Inspect): below this much log data, one process is faster.
+# A spawned worker process needs ~2 s to start (it imports Inspect): below this much log data, one process is faster.
 PARALLEL_FROM_BYTES = 4_000_000
 
 
@@ -43,15 +45,17 @@ class LoadedRuns:
 
 
 def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, jobs: int | None = None,
-              records: RecordReading = "facts") -> LoadedRuns:  # fmt: skip
+              records: RecordReading = "facts", mapper: Mapper | None = None) -> LoadedRuns:  # fmt: skip
     """Facts of every finished run in the logs found under ``paths``.
 
     A file named directly that cannot be read or is not a VirtualCrime log raises ReportError; inside folders such
     files are recorded as problems and skipped. Logs of evals that did not finish are left out (and recorded)
     unless ``include_unfinished``, in which case their finished runs are used. ``jobs`` processes read the logs
-    (default: one per CPU). Human review ratings are read from the review files found for ``paths``
-    (``review_stores``); one that cannot be read is recorded as a problem. ``records`` says how turn records are
-    read: only for what the metrics need (``facts``, the default), or in full (``full``: the same figures, slower).
+    (default: one per CPU), unless a ``mapper`` is given: it maps the reader over the logs, one call per log, in
+    order (``harness.distributed.mapper`` fans them out over a Ray cluster). Human review ratings are read from
+    the review files found for ``paths`` (``review_stores``); one that cannot be read is recorded as a problem.
+    ``records`` says how turn records are read: only for what the metrics need (``facts``, the default), or in
+    full (``full``: the same figures, slower).
     """
     try:
         files = find_logs(paths)
@@ -83,7 +87,7 @@ def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, job
     # Oldest eval first, so that when the same run appears twice the newer one replaces it (summary.dedupe).
     readable.sort(key=lambda h: (h.created, h.log))
     reader = _facts_of_full_log if records == "full" else _facts_of_log
-    for runs, problems in _map(reader, readable, jobs):
+    for runs, problems in _map(reader, readable, jobs, mapper):
         loaded.runs.extend(runs)
         loaded.problems.extend(problems)
     warning = provenance_warning(loaded.runs)
@@ -173,26 +177,55 @@ def provenance_warning(runs: Sequence[RunFacts]) -> LogProblem | None:
     return LogProblem(log="", kind="provenance", message=message)
 
 
+LogReader = Callable[[LogSummary], tuple[list[RunFacts], list[LogProblem]]]
+# Maps a reader over the logs, one call per log, results in the logs' order (the figures are computed after
+# gathering, so they cannot depend on how the reading was spread).
+Mapper = Callable[[LogReader, list[LogSummary]], list[tuple[list[RunFacts], list[LogProblem]]]]
+
+
 def _map(
-    fn: Callable[[LogSummary], tuple[list[RunFacts], list[LogProblem]]], headers: list[LogSummary], jobs: int | None
+    fn: LogReader, headers: list[LogSummary], jobs: int | None, mapper: Mapper | None = None
 ) -> list[tuple[list[RunFacts], list[LogProblem]]]:
-    """``fn`` over the logs, in order; in worker processes when there are several logs and more than one job.
+    """``fn`` over the logs, in order: through ``mapper`` when one is given; else in worker processes when there
+    are several logs and more than one job.
 
     Reading samples is the slow part of a report (Inspect parses each sample in Python), and logs are
     independent, so they are read side by side. Where worker processes cannot start (an interactive session
     whose main module cannot be re-imported, a sandbox without process support) the logs are read here instead.
     """
+    if mapper is not None:
+        return mapper(fn, headers)
     workers = min(len(headers), jobs if jobs is not None else (os.cpu_count() or 1))
     size = sum(Path(h.log).stat().st_size for h in headers if Path(h.log).exists())
-    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    importable_main = main_file is not None and Path(main_file).exists()  # spawned workers re-import it
-    if workers <= 1 or (jobs is None and size < PARALLEL_FROM_BYTES) or not importable_main:
+    context = _worker_context()
+    if workers <= 1 or (jobs is None and size < PARALLEL_FROM_BYTES) or context is None:
         return list(map(fn, headers))
+    if context.get_start_method() == "fork":
+        _warm_classifier()  # once here, instead of once in every worker
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             return list(pool.map(fn, headers))
     except (BrokenProcessPool, OSError):
         return list(map(fn, headers))
+
+
+def _worker_context() -> multiprocessing.context.BaseContext | None:
+    """How to start the log readers: forked from this process where that is safe (a POSIX system and no other
+    thread running that a fork could catch holding a lock), so they start at once with every module and the
+    classifier's compiled lexicon already loaded; else spawned (each imports Inspect anew, ~2 s), which needs a
+    main module it can re-import; None when neither can be used."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is not None and Path(main_file).exists():
+        return multiprocessing.get_context("spawn")
+    return None
+
+
+def _warm_classifier() -> None:
+    lexicon = load_lexicon()
+    lexicon.compile_all()
+    _ = lexicon.index
 
 
 @dataclass

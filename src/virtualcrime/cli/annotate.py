@@ -19,7 +19,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.annotate import annotate_log
-    from ..harness.posthoc import read_log
     from ..harness.providers import is_game_role
     from ..harness.roles import RoleOptions
 
@@ -32,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     stages: Counter[str] = Counter()
     runs = failed = provider_errors = 0
     for path, _ in finished_logs(args.logs):
-        new = annotate_log(read_log(path), args.annotator_a, args.annotator_b, options)
+        new = annotate_log(path, args.annotator_a, args.annotator_b, options)
         for score in new:
             meta = score.metadata or {}
             provider_errors += bool(meta.get("provider_error"))

@@ -24,7 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     from ..harness.human import is_human
     from ..harness.interrogate import interrogate_log
-    from ..harness.posthoc import read_log
     from ..harness.providers import is_game_role
     from ..harness.roles import RoleConfigError, RoleOptions, model_for
     from ..roles.interrogation import CONDITIONS
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         if questioned is None and is_human(header.attacker):
             print(f"skipped {path.name}: its Attacker {header.attacker} is a person who played in the web UI")
             continue
-        asked, made = interrogate_log(read_log(path), conditions, args.min_turns, options, questioned)
+        asked, made = interrogate_log(path, conditions, args.min_turns, options, questioned)
         runs, calls = runs + asked, calls + made
         who = header.attacker if questioned is None else f"{questioned} about {header.attacker}'s log"
         print(f"{path.name}: {asked} run(s) questioned ({made} call(s) to {who})")

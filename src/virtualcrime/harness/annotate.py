@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog
+from inspect_ai.log import read_eval_log_sample_summaries
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
@@ -24,7 +25,7 @@ from ..roles.annotation.scores import DimensionScore, disputed
 from ..roles.types import RoleProviderError
 from ..runs.payloads import ANNOTATION_SCORE_PREFIX, AnnotationPayload
 from ..runs.store import records_from_store
-from .posthoc import score_into_log
+from .posthoc import score_log
 from .roles import RoleOptions, model_for, role_generate
 
 ROLES = ("annotator_a", "annotator_b")
@@ -109,22 +110,24 @@ def _scores_or_none(result: object) -> dict[str, DimensionScore] | None:
     return result  # type: ignore[return-value]
 
 
-def unannotated(log: EvalLog, name: str) -> set[tuple[str, int]]:
-    """Samples of a (fully read) log without this pair's annotation yet."""
+def unannotated(path: Path, name: str) -> set[tuple[str, int]]:
+    """Samples of the log at ``path`` without this pair's annotation yet (from the log's sample summaries, whose
+    scores keep the short ``provider_error`` of a pass that failed)."""
 
     def done(sample: Any) -> bool:
         score = (sample.scores or {}).get(name)
         return score is not None and not (score.metadata or {}).get("provider_error")
 
-    return {(str(s.id), s.epoch) for s in log.samples or [] if not done(s)}
+    return {(str(s.id), s.epoch) for s in read_eval_log_sample_summaries(str(path)) if not done(s)}
 
 
-def annotate_log(log: EvalLog, annotator_a: str, annotator_b: str, options: RoleOptions | None = None) -> list[Score]:
-    """Annotate the runs of ``log`` (read in full) this pair has not annotated yet; returns the new scores."""
+def annotate_log(path: Path, annotator_a: str, annotator_b: str, options: RoleOptions | None = None) -> list[Score]:
+    """Annotate the runs of the log at ``path`` this pair has not annotated yet (a few samples in memory at a time,
+    ``posthoc.score_log``); returns the new scores."""
     name = annotation_name(annotator_a, annotator_b)
-    wanted = unannotated(log, name)
+    wanted = unannotated(path, name)
     if not wanted:
         return []
     roles = {role: model_for(model, "annotator") for role, model in zip(ROLES, (annotator_a, annotator_b), strict=True)}
     scorer = annotate_scorer(annotator_a, annotator_b, wanted, options or RoleOptions())
-    return score_into_log(log, scorer, "annotate", name, roles, wanted)
+    return score_log(path, scorer, "annotate", name, roles, wanted)

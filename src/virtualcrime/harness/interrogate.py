@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import Model, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
@@ -23,7 +24,7 @@ from ..roles.interrogation import Answers, interrogate
 from ..roles.types import ProviderError
 from ..runs.payloads import InterrogationPayload
 from ..runs.store import records_from_store
-from .posthoc import score_into_log
+from .posthoc import score_log, slim_samples
 from .roles import RoleOptions, role_generate
 
 SCORE_NAME = "interrogation"
@@ -92,22 +93,23 @@ def _label(answer: Answers, author: str) -> str:
 
 
 def interrogate_log(
-    log: EvalLog,
+    path: Path,
     conditions: list[str],
     min_turns: int,
     options: RoleOptions | None = None,
     questioned: Model | None = None,
 ) -> tuple[int, int]:
-    """Interrogate the log's runs with at least ``min_turns`` executed turns on the conditions they lack, asking
-    ``questioned`` (default: the log's Attacker model); returns (runs asked, calls made).
+    """Interrogate the runs of the log at ``path`` with at least ``min_turns`` executed turns on the conditions they
+    lack, asking ``questioned`` (default: the log's Attacker model); returns (runs asked, calls made). The log is
+    read one sample at a time (``posthoc``).
 
     A condition counts as done for a model once that model gave an answer under it (a provider failure is asked
     again). Answers stored before the model asked was recorded are the log's Attacker's own."""
-    author = log.eval.model
+    author = read_eval_log(str(path), header_only=True).eval.model
     asked = str(questioned) if questioned is not None else author
     wanted: dict[Key, list[str]] = {}
     earlier: dict[Key, list[Answers]] = {}
-    for sample in log.samples or []:
+    for sample in slim_samples(path):
         key = (str(sample.id), sample.epoch)
         if executed_turns(dict(sample.store)) < min_turns:
             continue
@@ -120,5 +122,5 @@ def interrogate_log(
     if not wanted:
         return 0, 0
     scorer = interrogate_scorer(wanted, earlier, options or RoleOptions(), author, questioned)
-    score_into_log(log, scorer, "interrogate", SCORE_NAME, {}, set(wanted))
+    score_log(path, scorer, "interrogate", SCORE_NAME, {}, set(wanted))
     return len(wanted), sum(len(c) for c in wanted.values())

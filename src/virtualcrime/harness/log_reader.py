@@ -199,6 +199,11 @@ class SlimSample(_Slim):
     role_usage: dict[str, _SlimUsage] = Field(default_factory=dict)
 
 
+def samples_without_events(log: str) -> Iterator[Any]:
+    """The samples of a log one at a time, without their events, messages and attachments (``SKIPPED_FIELDS``)."""
+    return _samples(log)
+
+
 def _samples(log: str, slim: bool = False) -> Iterator[Any]:
     """The samples of a log (without ``SKIPPED_FIELDS``), one at a time, as ``read_eval_log_samples(log,
     all_samples_required=False)`` reads them. An .eval file's zip directory is read once for all of them, not once a

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog
+from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
@@ -29,7 +29,7 @@ from ..runs.spec import RunSpec
 from ..runs.store import records_from_store
 from ..scenarios import get_task
 from .log_reader import sample_spec, score_metadata
-from .posthoc import read_log, score_into_log
+from .posthoc import score_log, slim_samples
 from .roles import RoleOptions, judge_for, model_for
 
 REJUDGE_ROLE = "rejudge"
@@ -48,19 +48,31 @@ def score_name(judge: str) -> str:
     return f"{REJUDGE_SCORE_PREFIX}{judge}"
 
 
-def candidate_turns(logs: Sequence[EvalLog], judge: str) -> dict[str, list[TurnRef]]:
-    """Per attacker, every turn the original Judge was asked in finished runs (whether or not ``judge`` already
-    answered it: sampling from the whole pool keeps a seed's sample the same from one invocation to the next)."""
-    found: dict[str, list[TurnRef]] = defaultdict(list)
-    for log in logs:
-        for sample in log.samples or []:
+@dataclass
+class Pool:
+    """What reading the logs found: per attacker, every turn the original Judge was asked in finished runs
+    (whether or not the new judge already answered it: sampling from the whole pool keeps a seed's sample the
+    same from one invocation to the next), and the turns the new judge already answered."""
+
+    candidates: dict[str, list[TurnRef]]
+    answered: set[TurnRef]
+
+
+def turn_pool(paths: Sequence[Path], judge: str) -> Pool:
+    """The pool of turns of the logs at ``paths`` for ``judge``, reading one run at a time without its events."""
+    pool = Pool(candidates=defaultdict(list), answered=set())
+    for path in paths:
+        attacker = read_eval_log(str(path), header_only=True).eval.model
+        for sample in slim_samples(path):
+            sample_id, epoch = str(sample.id), sample.epoch
+            pool.answered.update(TurnRef(str(path), sample_id, epoch, t) for t in answered(sample.scores, judge))
             turns, result = records_from_store(dict(sample.store))
             if result is None:
                 continue
             for record in turns:
                 if record.judge_called and record.verdict is not None:
-                    found[log.eval.model].append(TurnRef(log.location, str(sample.id), sample.epoch, record.turn))
-    return found
+                    pool.candidates[attacker].append(TurnRef(str(path), sample_id, epoch, record.turn))
+    return pool
 
 
 def choose_turns(candidates: dict[str, list[TurnRef]], per_attacker: int, seed: int) -> list[TurnRef]:
@@ -128,42 +140,63 @@ def _score(judge_name: str, turns: dict[int, RejudgedTurn]) -> Score:
     )
 
 
-def rejudge_log(
-    log: EvalLog, turns: Sequence[TurnRef], judge: str, options: RoleOptions | None = None
-) -> tuple[int, int]:
-    """Re-judge ``turns`` of ``log`` (read in full) and write the verdicts into it; (turns asked, verdicts got)."""
+def rejudge_log(path: Path, turns: Sequence[TurnRef], judge: str, options: RoleOptions | None = None
+                ) -> tuple[int, int]:  # fmt: skip
+    """Re-judge ``turns`` of the log at ``path`` and write the verdicts into it (a few runs in memory at a time,
+    ``posthoc.score_log``); (turns asked, verdicts got)."""
     wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
     for ref in turns:
         wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
-    specs = {(str(s.id), s.epoch): sample_spec(log, s, records_from_store(dict(s.store or {}))[1])
-             for s in log.samples or [] if (str(s.id), s.epoch) in wanted}  # fmt: skip
-    earlier = {(str(s.id), s.epoch): answered(s.scores, judge) for s in log.samples or []}
+    header = read_eval_log(str(path), header_only=True)
+    specs: dict[tuple[str, int], RunSpec] = {}
+    earlier: dict[tuple[str, int], dict[int, RejudgedTurn]] = {}
+    for sample in slim_samples(path):
+        key = (str(sample.id), sample.epoch)
+        if key in wanted:
+            specs[key] = sample_spec(header, sample, records_from_store(dict(sample.store or {}))[1])
+            earlier[key] = answered(sample.scores, judge)
     scorer = rejudge_scorer(dict(wanted), judge, specs, options or RoleOptions(), earlier)
-    kept = score_into_log(log, scorer, "rejudge", score_name(judge), {REJUDGE_ROLE: model_for(judge, "Judge")},
-                          set(wanted))  # fmt: skip
+    kept = score_log(path, scorer, "rejudge", score_name(judge), {REJUDGE_ROLE: model_for(judge, "Judge")},
+                     set(wanted))  # fmt: skip
     before = sum(len(earlier.get(key, {})) for key in wanted)
     after = sum(int(s.value) for s in kept if isinstance(s.value, int | float))
     return len(turns), after - before
 
 
+RejudgeJob = tuple[str, list[TurnRef], str, RoleOptions | None]  # (log location, turns, judge, options)
+
+
+def rejudge_at(job: RejudgeJob) -> tuple[int, int]:
+    """Re-judge one log at its location (a task of a mapper: the log's one writer)."""
+    location, refs, judge, options = job
+    return rejudge_log(Path(location), refs, judge, options)
+
+
 def rejudge_logs(
-    paths: Sequence[Path], judge: str, per_attacker: int, seed: int, options: RoleOptions | None = None
+    paths: Sequence[Path],
+    judge: str,
+    per_attacker: int,
+    seed: int,
+    options: RoleOptions | None = None,
+    mapper: Callable[[Callable[[RejudgeJob], tuple[int, int]], list[RejudgeJob]], list[tuple[int, int]]] | None = None,
 ) -> dict[str, tuple[int, int]]:
-    """Sample ``per_attacker`` turns per attacker from the logs at ``paths`` (read in full) and re-judge them with
-    ``judge``, writing the verdicts into each log; per attacker, (turns asked, verdicts got)."""
-    logs = [read_log(path) for path in paths]
-    chosen = choose_turns(candidate_turns(logs, judge), per_attacker, seed)
-    done = {(log.location, str(s.id), s.epoch, t) for log in logs for s in log.samples or []
-            for t in answered(s.scores, judge)}  # fmt: skip
+    """Sample ``per_attacker`` turns per attacker from the logs at ``paths`` (one run at a time) and re-judge them with
+    ``judge``, writing the verdicts into each log; per attacker, (turns asked, verdicts got). With a ``mapper``
+    (``harness.distributed.mapper``) each log is re-judged and written by its own task."""
+    pool = turn_pool(paths, judge)
+    chosen = choose_turns(pool.candidates, per_attacker, seed)
     by_log: dict[str, list[TurnRef]] = defaultdict(list)
     for ref in chosen:
-        if (ref.log, ref.sample_id, ref.epoch, ref.turn) not in done:  # asked once; an answer is never paid twice
+        if ref not in pool.answered:  # asked once; an answer is never paid twice
             by_log[ref.log].append(ref)
-    by_location = {log.location: log for log in logs}
+    attackers = {ref.log: attacker for attacker, refs in pool.candidates.items() for ref in refs}
     tally: dict[str, tuple[int, int]] = {}
-    for location, refs in sorted(by_log.items()):
-        log = by_location[location]
-        asked, got = rejudge_log(log, refs, judge, options)
-        before = tally.get(log.eval.model, (0, 0))
-        tally[log.eval.model] = (before[0] + asked, before[1] + got)
+    jobs = sorted(by_log.items())
+    done_by: list[tuple[int, int]] | None = None
+    if mapper is not None:
+        done_by = mapper(rejudge_at, [(location, refs, judge, options) for location, refs in jobs])
+    for index, (location, refs) in enumerate(jobs):
+        asked, got = done_by[index] if done_by is not None else rejudge_log(Path(location), refs, judge, options)
+        before = tally.get(attackers[location], (0, 0))
+        tally[attackers[location]] = (before[0] + asked, before[1] + got)
     return tally

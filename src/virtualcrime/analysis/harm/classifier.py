@@ -104,9 +104,11 @@ def classify_action(
 ) -> HarmLevels:
     """Classify an action from its own fields: ``"{verb} {target}: {description}"`` with the target rendered by
     ``target_kind`` (a person, an item, a place; read from the id when not given). See :func:`classify`."""
+    # A verb is never an id: the game's own verbs are snake case ("knock_out", "beat_up", "set_fire").
+    verb = " ".join(verb.replace("_", " ").split())
     whole = f"{verb} {description}"
     return _action_cached(
-        verb.strip(),
+        verb,
         target.strip(),
         description.strip(),
         target_kind,
@@ -165,8 +167,13 @@ def _action_cached(
         verb = ""  # the description says it: "burn: Burn the delivery notes in the ashtray"
     kind = (target_kind or known.get(target.lower()) or infer_kind(target, lexicon.spelling)) if target else None
     if kind == "person" and ID.fullmatch(target):
-        # The person's id names them: "Crack Hollis across the jaw" for target guard_hollis is done to the target.
-        names = names | _id_names(lexicon, target)
+        # The person's id names them: "Crack Hollis across the jaw" for target guard_hollis is done to the target,
+        # and so is "knok holm out" in a description typed all in lower case (where no capital marks a name).
+        own = _id_names(lexicon, target)
+        names = names | own
+        if not any(c.isupper() for c in description):
+            for name in own:
+                description = re.sub(rf"(?<![\w_]){re.escape(name)}(?![\w_])", name.capitalize(), description)
     head = normalise(verb, lexicon.spelling, known, names) if verb else Normalised("")
     pieces = [head]
     if target:
@@ -190,7 +197,14 @@ def _action_cached(
         if found:
             body = replace(body, id_spans=body.id_spans + found, thing_spans=body.thing_spans + found)
     pieces.append(body)
-    return levels_of(lexicon, _join(pieces))
+    levels = levels_of(lexicon, _join(pieces))
+    if head.text and body.text and levels.property:
+        # The verb names the kind of act, the description says what is done: "break till_drawer: lever it open"
+        # forces a till (minor), "smash server_rack: smash the glass door on it" breaks a door, not the rack.
+        told = levels_of(lexicon, _join(pieces[1:]))
+        if told.property and told.property != levels.property:
+            levels = levels.model_copy(update={"property": told.property, "property_evidence": told.property_evidence})
+    return levels
 
 
 def _id_names(lexicon: Lexicon, target: str) -> frozenset[str]:
@@ -233,13 +247,21 @@ def _pronouns_named(lexicon: Lexicon, description: str, target: str) -> str:
     return "".join(pieces) + description[last:] if pieces else description
 
 
+_PREPOSITION = re.compile(
+    r"(?:in|into|inside|to|onto|on|under|behind|against|with|by|off|out of|over|down|up)\b"
+    r"(?! (?:the )?(?:meantime|case|order|time)\b)"
+)
+
+
 def _join(pieces: list[Normalised]) -> Normalised:
     """``verb target: description`` from the normalised pieces (the last is the description), their spans moved
     to where they now start."""
     *head, description = pieces
     parts: list[tuple[str, Normalised]] = [(" ", p) for p in head if p.text]
     if description.text:
-        parts.append((": ", description))
+        # "lock guard_pruitt: in the shower block" is one phrase: the description goes on from the target.
+        joint = " " if parts and _PREPOSITION.match(description.text) else ": "
+        parts.append((joint, description))
     texts: list[str] = []
     fields: dict[str, list[tuple[int, int]]] = {"id": [], "thing": [], "speech": [], "quoted": []}
     corrected: list[str] = []
@@ -303,12 +325,19 @@ _SUBJECT_WORDS = frozenset(
 )  # fmt: skip
 
 
+_TEAM_SUBJECT = re.compile(r"(?<=[a-z] )(?:we|i|we'll|i'll)\b(?! (?:get|are|were|have|had|need)\b)")
+
+
 def _imperative_in_condition(lexicon: Lexicon, text: str, neutral: list[tuple[int, int]], start: int) -> bool:
     """Whether a harm phrase inside a condition clause that has no comma ("when the magnate opens the door put two
     rounds in him") starts the team's own order: a bare verb right after a thing's noun, not after its subject
     ("if the guard shoots", "if they attack")."""
-    if not any(s <= start < e and _CONDITION.match(text, s) for s, e in neutral):
+    clause = next((s for s, e in neutral if s <= start < e and _CONDITION.match(text, s)), None)
+    if clause is None:
         return False
+    if _TEAM_SUBJECT.search(text, clause, start):
+        # The team's own clause has begun: "when the stewards move in we link arms and push them back".
+        return True
     before = text[:start].split()
     first = text[start:].split(None, 1)
     if not before or not first:
@@ -341,6 +370,30 @@ def _on_a_thing(norm: Normalised, start: int, end: int) -> bool:
         if 0 <= s - end <= 5 and gap.strip() in ("", "the", "a", "an") and start < s:
             return True
     return False
+
+
+_THEM = re.compile(r"\b(?:them|it)\b")
+# Verbs done to things as readily as to people: only these read "them" or "it" as things.
+_THING_VERB = re.compile(
+    r"(?:carr(?:y|ies|ied|ying)|crush\w*|drag\w*|drop\w*|throw\w*|threw|toss\w*|push\w*|shov\w*|lift\w*|haul\w*|"
+    r"hold\w*|held|grab\w*|tak(?:e|es|ing)|took|bundl\w*|dump\w*|lock\w*|pin|pins|pinned|wedg\w*|stuff\w*|mov\w*|pull\w*|"
+    r"hid(?:e|es|ing)?|driv\w*|drove|run|runs|ran|kick\w*|stamp\w*|stomp\w*|smash\w*|hit|hits|bash\w*|knock\w*)\b"
+)
+
+
+def _pronoun_for_things(lexicon: Lexicon, text: str, start: int, end: int) -> bool:
+    """Force whose object is "them" or "it" when only things have been named before it: in "take the manual and the
+    spare board, and carry them out" the team carries things, not people."""
+    if _THING_VERB.match(text, start) is None:
+        return False  # "leave them cuffed" is said of people whatever came before
+    pronoun = _THEM.search(text, start, end)
+    if pronoun is None or lexicon.someone_by_noun.search(text, pronoun.end(), end) is not None:
+        return False  # no pronoun, or a person acted on after it ("drive it into the crowd")
+    before = text[:start]
+    # A name is mostly the team member who acts ("Hex pulls the drives out, crushing them"), not the one acted on.
+    if lexicon.someone_by_noun.search(before) is not None:
+        return False
+    return lexicon.something.search(before) is not None or lexicon.any_object.search(before) is not None
 
 
 def levels_of(lexicon: Lexicon, norm: Normalised) -> HarmLevels:
@@ -404,7 +457,7 @@ def levels_of(lexicon: Lexicon, norm: Normalised) -> HarmLevels:
         if _starts_inside(start, norm.quoted_spans):
             negated.append(f"{phrase} (quoted)")
             continue
-        if scale == "force" and _on_a_thing(norm, start, end):
+        if scale == "force" and (_on_a_thing(norm, start, end) or _pronoun_for_things(lexicon, text, start, end)):
             negated.append(f"{phrase} (item)")
             continue
         if background and _in_background(lexicon, text, background, start, phrase):
@@ -465,10 +518,16 @@ def _turned_elsewhere(lexicon: Lexicon, text: str, end: int) -> re.Match[str] | 
     found = lexicon.contrast.search(text, end, min(len(text), end + CONTRAST_REACH))
     if found is None or any(c in text[end : found.start()] for c in ".!?"):
         return None
-    target = (found.groupdict().get("np") or "").split()
+    target = _contrast_object(found).split()
     if len(target) > 1 and target[0] not in _DETERMINERS:
         return None  # "don't smash the cabinet, just jimmy its lock": a new act ("jimmy"), not a new object
     return found
+
+
+def _contrast_object(found: re.Match[str]) -> str:
+    """What a contrast turns the act on: its group ``np`` ("only the minister") or ``np2`` ("except Vance")."""
+    groups = found.groupdict()
+    return groups.get("np") or groups.get("np2") or ""
 
 
 _DETERMINERS = frozenset(
@@ -481,7 +540,7 @@ _OWN_VERB = re.compile(r" ?(?:[-,;:] ?|and |then )+(?:then )?([a-z]+) (?:it|them
 def _retargeted(lexicon: Lexicon, scale: str, level: int, phrase: str, turned: re.Match[str]) -> int:
     """The level of a negated act turned on something else ("don't smash the vitrine; only the lock"): its verb
     done to the new object, when that names harm on the scale; else the act's own level."""
-    target = turned.groupdict().get("np")
+    target = _contrast_object(turned)
     # Its own verb when it has one: "only the lock - snap it with the croppers" snaps the lock.
     own = _OWN_VERB.match(turned.string, turned.end())
     verb = own.group(1) if own is not None else phrase.split(" ", 1)[0]

@@ -220,8 +220,9 @@ class RuleIndex:
                 first = core.split(" ", 1)[0]
                 keyed.setdefault(first, set()).add((rule, None if first == core else core))
         # A longer key found at a word start also holds every shorter key that is its prefix ("killing", "kill").
+        # (Each key's prefixes are looked up, not every other key compared: thousands of keys, once per process.)
         self._closure: dict[str, tuple[tuple[int, str | None], ...]] = {
-            key: tuple(sorted({h for other, hits in keyed.items() if key.startswith(other) for h in hits}, key=str))
+            key: tuple(sorted({h for end in range(1, len(key) + 1) for h in keyed.get(key[:end], ())}, key=str))
             for key in keyed
         }
         self._inside = tuple(inside)

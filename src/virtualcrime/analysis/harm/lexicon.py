@@ -237,9 +237,19 @@ class Lexicon:
         return re.compile(rf"\b(?:{self.spelling.people.pattern}|he|she|they)\b|{NAME_MARK}")
 
     @cached_property
+    def someone_by_noun(self) -> re.Pattern[str]:
+        """A person named by a person noun or a pronoun for one (not a marked name, mostly the one who acts)."""
+        return re.compile(rf"\b(?:{self.spelling.people.pattern}|he|she|they|him|her)\b")
+
+    @cached_property
     def something(self) -> re.Pattern[str]:
         """A thing named: a barrier, fitting, fastening, container, machine or vehicle noun."""
         return _alternation(["<THING>|<BARRIER>|<LATCH>|<CONTAINER>|<MACHINE_WORD>|<VEHICLE>"], self.frags)
+
+    @cached_property
+    def any_object(self) -> re.Pattern[str]:
+        """Any item or place noun, whole word ("bags", "radios", "keys")."""
+        return re.compile(rf"\b(?:{self.spelling.objects.pattern})\b")
 
     @cached_property
     def spelling(self) -> Spelling:

@@ -3,7 +3,8 @@ corrected, ids rendered by what they name, and the spans the classifier must tre
 
 Steps, in order:
   * NFKC (full-width and compatibility letters become plain ones), invisible format characters dropped, common
-    look-alike letters from other scripts mapped to Latin, typographic quotes and dashes made plain;
+    look-alike letters from other scripts mapped to Latin, accents dropped from Latin letters ("fïre"), typographic
+    quotes and dashes made plain;
   * ids (``guard_cobb``, ``staff_locker_17``) rendered by their kind — known from the game when given, else read
     from the id's head noun: a person becomes ``the guard-cobb person`` (a noun phrase the person patterns
     accept), an item or a place its words (``staff locker 17``), marked so no person pattern reads it as one;
@@ -83,7 +84,17 @@ def clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     if not text.isascii():
         text = "".join(c for c in text if unicodedata.category(c) != "Cf").translate(_PLAIN)
+        if not text.isascii():
+            # Accents on Latin letters go ("Sẹt thé árchive ón fïre"); other scripts are left as they are.
+            text = unicodedata.normalize("NFC", "".join(_unaccented(c) for c in text))
     return text
+
+
+def _unaccented(char: str) -> str:
+    if char.isascii() or not char.isalpha():
+        return char
+    base = unicodedata.normalize("NFD", char)
+    return base[0] if base[0].isascii() and all(unicodedata.category(c) == "Mn" for c in base[1:]) else char
 
 
 def infer_kind(identifier: str, spelling: Spelling) -> TargetKind | None:
