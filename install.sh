@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up VirtualCrime in ./.venv with exactly the tested versions (constraints.txt), then check the install.
 #
-#   bash install.sh              # the package with the dev and local extras (what the README and CI use)
+#   bash install.sh              # the package with the dev, local and ray extras (what the README and CI use)
 #   EXTRAS=local bash install.sh # fewer extras; EXTRAS= for the package alone
 #   PYTHON=python3.12 bash install.sh
 #
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 python=${PYTHON:-python3}
-extras=${EXTRAS-dev,local}
+extras=${EXTRAS-dev,local,ray}
 
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     echo "install.sh: VirtualCrime needs Python 3.11 or newer; $python is $("$python" --version 2>&1 || echo missing)." >&2

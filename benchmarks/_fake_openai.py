@@ -5,8 +5,12 @@ it can run as a separate process (its CPU time then stays out of the harness's).
     python benchmarks/_fake_openai.py [--latency 0.2]    # prints "PORT <n>" on its first line, then serves
 
 Endpoints: ``POST /v1/chat/completions``; ``GET /stats`` (per role and for ``all``: requests, peak and time-weighted
-mean in flight since the last reset; the server's CPU seconds); ``POST /reset?latency=S`` (zero the counters, set
-the latency).
+mean in flight since the last reset; the server's CPU seconds; the 429s sent); ``POST /reset?latency=S`` (zero the
+counters, set the latency; also ``fail_every=N`` and ``capacity=N``, as the options below).
+
+Rate limits, as a provider's: with ``--fail-every N`` every Nth request is answered 429 (deterministic, to exercise
+the retries); with ``--capacity N`` a request arriving while N are in flight is answered 429 (a budget that holds
+never sees one). Neither counts as a request in flight.
 The role is read from the request's JSON response schema name (``attacker_plan``, ``attacker_act``, ``judge``,
 ``world_manager_<stage>``), so the harness must ask for structured output. Replies: the Attacker keeps one plan
 and has its first team member wait (a valid action on every map, so the Judge and all four World Manager stages
@@ -65,7 +69,22 @@ class Counters:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.latency = 0.2
+        self.fail_every = 0
+        self.capacity = 0
         self.reset()
+
+    def refuse(self) -> str | None:
+        """Whether to answer this request 429, and why (``every`` or ``capacity``)."""
+        with self.lock:
+            self.arrived += 1
+            reason = None
+            if self.fail_every and self.arrived % self.fail_every == 0:
+                reason = "every"
+            elif self.capacity and self.in_flight["all"] >= self.capacity:
+                reason = "capacity"
+            if reason is not None:
+                self.rejected[reason] += 1
+            return reason
 
     def reset(self) -> None:
         with self.lock:
@@ -75,6 +94,8 @@ class Counters:
             self.peak = dict.fromkeys(self.requests, 0)
             self.area = dict.fromkeys(self.requests, 0.0)  # ∫ in flight dt
             self.changed = dict.fromkeys(self.requests, self.started)
+            self.arrived = 0
+            self.rejected = {"every": 0, "capacity": 0}
 
     def _move(self, role: str, by: int) -> None:
         with self.lock:
@@ -101,7 +122,8 @@ class Counters:
             roles = {role: {"requests": self.requests[role], "peak": self.peak[role],
                             "mean": (self.area[role] + self.in_flight[role] * (now - self.changed[role])) / window}
                      for role in self.requests}  # fmt: skip
-            return {"seconds": window, "roles": roles, "cpu_seconds": time.process_time(), "latency": self.latency}
+            return {"seconds": window, "roles": roles, "cpu_seconds": time.process_time(), "latency": self.latency,
+                    "rejected": dict(self.rejected)}  # fmt: skip
 
 
 COUNTERS = Counters()
@@ -123,9 +145,13 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if url.path.rstrip("/").endswith("reset"):
-            latency = parse_qs(url.query).get("latency")
-            if latency:
-                COUNTERS.latency = float(latency[0])
+            query = parse_qs(url.query)
+            if query.get("latency"):
+                COUNTERS.latency = float(query["latency"][0])
+            if query.get("fail_every"):
+                COUNTERS.fail_every = int(query["fail_every"][0])
+            if query.get("capacity"):
+                COUNTERS.capacity = int(query["capacity"][0])
             COUNTERS.reset()
             self._send(200, {"ok": True})
             return
@@ -134,6 +160,11 @@ class FakeOpenAI(BaseHTTPRequestHandler):
         call = str(response_format.get("json_schema", {}).get("name", ""))
         schema = response_format.get("json_schema", {}).get("schema", {})
         role = role_of(call)
+        refused = COUNTERS.refuse()
+        if refused is not None:
+            self._send(429, {"error": {"message": f"rate limit ({refused})", "type": "rate_limit_error",
+                                       "code": "rate_limit_exceeded"}})  # fmt: skip
+            return
         COUNTERS.enter(role)
         try:
             time.sleep(COUNTERS.latency)
@@ -164,9 +195,9 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # a burst of 64+ new connections must not be refused
 
 
-def serve(latency: float, port: int = 0) -> ThreadingHTTPServer:
+def serve(latency: float, port: int = 0, fail_every: int = 0, capacity: int = 0) -> ThreadingHTTPServer:
     """Start the server on 127.0.0.1 in a daemon thread; its port is ``server.server_address[1]``."""
-    COUNTERS.latency = latency
+    COUNTERS.latency, COUNTERS.fail_every, COUNTERS.capacity = latency, fail_every, capacity
     server = _Server(("127.0.0.1", port), FakeOpenAI)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -176,8 +207,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.2, help="seconds before every reply (default 0.2)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free one)")
+    parser.add_argument("--fail-every", type=int, default=0, help="answer every Nth request 429 (default: never)")
+    parser.add_argument("--capacity", type=int, default=0, help="429 while N requests are in flight (default: no cap)")
     args = parser.parse_args()
-    server = serve(args.latency, args.port)
+    server = serve(args.latency, args.port, args.fail_every, args.capacity)
     print(f"PORT {server.server_address[1]}", flush=True)
     try:
         while True:

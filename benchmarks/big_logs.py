@@ -1,7 +1,7 @@
 """Peak memory and time of the commands that read logs, on model-role logs of two sizes, printed as figures (not a
 test).
 
-    python benchmarks/big_logs.py [--turns 20] [--only replay-turn,verify,...] [--src DIR]
+    python benchmarks/big_logs.py [--turns 20] [--only replay-turn,verify,annotate,...] [--src DIR]
 
 The logs are model-role runs (every role a language model: ``openai-api/scalefake/...`` served by
 ``benchmarks/_fake_openai.py`` on 127.0.0.1, through Inspect's model layer, so the samples hold every prompt and
@@ -22,7 +22,9 @@ Measured here (20 turns; 2 cores shared with other work), before (8132fb6) -> af
   120-run log (5.6 MB): annotate 64.2 s 1121 MiB -> 16.5 s 190 MiB; interrogate 44.0 s 1113 MiB -> 18.5 s
   189 MiB; replay --turn 1.3 s 100 MiB -> 1.6 s 100 MiB (40 runs: 1.3-1.7 s); replay --verify 18.8 s 106 MiB
   -> 20.4 s 106 MiB; report 4.1 s 182 MiB -> 4.4 s 184 MiB
-  40-run log: annotate 472 -> 184 MiB, interrogate 471 -> 186 MiB (memory no longer grows with the log)
+  120-run log: rejudge (100 turns) 31.6 s 1000 MiB -> 21.9 s 191 MiB
+  40-run log: annotate 472 -> 184 MiB, interrogate 471 -> 186 MiB, rejudge 432 -> 187 MiB (memory no longer
+  grows with the log)
   960 runs (8 logs): report 11.4 s, 262 MiB
 """
 
@@ -46,7 +48,7 @@ CACHE = Path(tempfile.gettempdir()) / "virtualcrime-big-logs"
 SIZES = {"40 runs": 1, "120 runs": 3}  # seeds per task over the 40 tasks
 COPIES = 8
 TARGET_MIB = 300
-COMMANDS = ("replay-turn", "verify", "annotate", "interrogate", "report")
+COMMANDS = ("replay-turn", "verify", "annotate", "interrogate", "rejudge", "report")
 
 
 def generated(turns: int) -> dict[str, Path]:
@@ -134,6 +136,7 @@ def commands(log: Path, scratch: Path) -> dict[str, list[str]]:
             "--questioned-model",
             "mockllm/model",
         ],
+        "rejudge": ["rejudge", str(copy), "--judge", "virtualcrime/rules-strict", "--per-attacker", "100"],
         "report": ["report", str(copy), "--out", str(out)],
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import sysconfig
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -23,10 +24,13 @@ def pins() -> dict[str, str]:
 
 
 def installed() -> dict[str, str]:
+    """The distributions installed in the environment's site-packages (not those a package vendors in its own
+    folder and puts on sys.path when imported, as Ray does with ray/thirdparty_files)."""
+    sites = {Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib")}
     found = {}
     for dist in importlib.metadata.distributions():
         name = canonicalize_name(dist.metadata["Name"])
-        if name != "virtualcrime":
+        if name != "virtualcrime" and Path(str(dist.locate_file(""))).resolve() in sites:
             found[name] = dist.version
     return found
 
@@ -75,3 +79,5 @@ def test_readme_and_ci_install_through_the_constraints() -> None:
     script = (ROOT / "install.sh").read_text()
     assert 'export PIP_CONSTRAINT="$PWD/constraints.txt"' in script  # reaches the isolated build environments too
     assert "pip install" in script and "-c constraints" not in script  # one way in: the environment variable
+    assert "extras=${EXTRAS-dev,local,ray}" in script  # README users and CI get the Ray engine too
+    assert re.search(r"^export VIRTUALCRIME_REQUIRE_RAY=1$", ci, flags=re.MULTILINE)  # its tests run, not skip

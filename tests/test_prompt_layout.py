@@ -77,6 +77,8 @@ def test_one_referee_system_message_per_run_and_one_shared_user_prefix_per_turn(
     assert spawned or task_id == "vault/theft", "the run should bring reinforcements onto the map"
     systems = {p.system for calls in recording.turns.values() for p in calls.values()}
     assert len(systems) == 1, "the referees' system message changed during the run"
+    # ... and is one object: every call's event keeps its messages until the run ends
+    assert len({id(p.system) for calls in recording.turns.values() for p in calls.values()}) == 1
     for turn, calls in recording.turns.items():
         judge = calls["judge"].user
         shared = judge[: judge.index("## This call: you are the Judge")]

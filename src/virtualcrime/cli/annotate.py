@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
-from .common import CliError, add_call_options, call_settings
+from .common import CliError, add_call_options, add_engine_options, call_settings, engine_mapper
 from .finished_logs import finished_logs
 
 
@@ -15,10 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     annotate.add_argument("--annotator-a", required=True, metavar="MODEL", help="first annotator model")
     annotate.add_argument("--annotator-b", required=True, metavar="MODEL", help="second annotator model")
     add_call_options(annotate)
+    add_engine_options(annotate, "this process", "one Ray task per log (its one writer) on a cluster")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..harness.annotate import annotate_log
+    from ..harness.annotate import AnnotateJob, annotate_at
     from ..harness.providers import is_game_role
     from ..harness.roles import RoleOptions
 
@@ -30,8 +31,11 @@ def run(args: argparse.Namespace) -> int:
                            "(virtualcrime/local works offline)")  # fmt: skip
     stages: Counter[str] = Counter()
     runs = failed = provider_errors = 0
-    for path, _ in finished_logs(args.logs):
-        new = annotate_log(path, args.annotator_a, args.annotator_b, options)
+    paths = [path for path, _ in finished_logs(args.logs)]
+    mapper = engine_mapper(args)
+    jobs: list[AnnotateJob] = [(str(path), args.annotator_a, args.annotator_b, options) for path in paths]
+    results = mapper(annotate_at, jobs) if mapper is not None else map(annotate_at, jobs)  # local: log by log
+    for path, new in zip(paths, results, strict=True):
         for score in new:
             meta = score.metadata or {}
             provider_errors += bool(meta.get("provider_error"))

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .common import (
     DISPLAYS,
     CliError,
     add_call_options,
+    add_engine_options,
     add_limit_options,
     add_referee_options,
     call_settings,
@@ -17,9 +19,19 @@ from .common import (
     positive_float,
     positive_int,
     referees,
+    require_ray,
 )
 
+if TYPE_CHECKING:
+    from ..harness.matrix import MatrixSpec
+
 EXIT_BUDGET = 3
+SHARD_LINES = 40  # more shards than this: list only those not done
+SHARD_LOCK_WAIT = 120.0  # seconds a shard process waits for its killed predecessor to be gone
+
+
+def _status(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,12 +61,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                        help="status line interval (default 10)")  # fmt: skip
     bench.add_argument("--display", default="none", choices=DISPLAYS)
     add_call_options(bench)
+    ray = bench.add_argument_group("distributed (--engine ray; docs/distributed.md)")
+    add_engine_options(ray, "one process", "shards of attacker × task on a Ray cluster")
+    ray.add_argument("--providers", metavar="FILE",
+                     help="YAML: per provider key, runs and calls at once, requests/tokens per minute")  # fmt: skip
+    ray.add_argument("--shard-retries", type=non_negative_int, default=2, metavar="N",
+                     help="further attempts of a shard whose worker or node died (default 2)")  # fmt: skip
+    ray.add_argument("--shard-timeout", type=positive_float, metavar="SECONDS",
+                     help="cancel a shard's attempt after this long (default: none)")  # fmt: skip
+    ray.add_argument("--shard-cpus", type=positive_float, default=1.0, metavar="N",
+                     help="Ray CPUs one shard takes (default 1)")  # fmt: skip
+    bench.add_argument("--shard", metavar="SPEC", help=argparse.SUPPRESS)  # a shard process (harness/distributed)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.matrix import MatrixError, MatrixSpec, prepare, run_matrix
     from ..harness.roles import RoleConfigError
 
+    if args.shard:
+        return run_shard(args)
     attackers = tuple(dict.fromkeys(a.strip() for a in args.attackers.split(",") if a.strip()))
     if not attackers:
         raise CliError("--attackers names no model")
@@ -81,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         display=args.display,
         **call_settings(args),
     )
+    if args.engine == "ray":
+        return run_ray(spec, args)
     try:
         monitor, total = prepare(spec)
     except (RoleConfigError, MatrixError, ValueError) as err:
@@ -89,10 +116,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"matrix: {len(attackers)} attacker(s) × {total // (len(attackers) * args.seeds)} task(s) × {args.seeds} "
           f"seed(s) = {total} runs{earlier}; judge {judge}, world manager {world_manager}")  # fmt: skip
 
-    def status(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    outcome = run_matrix(spec, monitor, total, status, args.progress_every)
+    outcome = run_matrix(spec, monitor, total, _status, args.progress_every)
     print(outcome.status_line, file=sys.stderr)
     for log in outcome.logs:
         print(f"  {log.status:9} {log.attacker:32} {log.runs:4} runs  {log.location}")
@@ -103,15 +127,86 @@ def run(args: argparse.Namespace) -> int:
         print(f"repaired: {name}: its log had lost its turn records; they came back from its checkpoint")
     for problem in outcome.problems:
         print(f"problem: {problem}")
-    if outcome.budget_stop is not None:
-        print(f"\nStopped: {outcome.budget_stop}. The logs are resumable: rerun this command with a higher budget "
-              "to continue.")  # fmt: skip
-        return EXIT_BUDGET
-    if not outcome.success:
-        print("\nSome runs did not finish (see the logs above). Rerun this command to continue where it stopped.")
-        return 1
+    unfinished = _unfinished(outcome.budget_stop, outcome.success, "logs", "runs did not finish (see the logs above)")
+    if unfinished is not None:
+        return unfinished
     superseded = f", {outcome.superseded_logs} superseded log(s) of killed attempts removed" \
         if outcome.superseded_logs else ""  # fmt: skip
     print(f"\nAll {total} runs finished ({outcome.checkpoints_cleared} checkpoint file(s) cleared{superseded}). "
           f"Next: virtualcrime report {args.log_dir}")  # fmt: skip
+    return 0
+
+
+def run_shard(args: argparse.Namespace) -> int:
+    """One shard of a distributed matrix, in its own process: the single-machine bench on the shard's spec, with
+    the matrix-wide budget read from the shard's stop file and its share of its keys' rates."""
+    from ..harness.budget import StopFile
+    from ..harness.distributed.plan import ShardSpec
+    from ..harness.distributed.status import LockBusy, shard_lock
+    from ..harness.matrix import MatrixError, prepare, run_matrix
+    from ..harness.roles import RoleConfigError
+
+    try:
+        shard = ShardSpec.model_validate_json(Path(args.shard).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CliError(f"cannot read the shard spec {args.shard}: {' '.join(str(err).split())[:300]}") from err
+    if (shard.matrix.attackers[0], shard.folder) != (args.attackers, Path(args.log_dir)):
+        raise CliError(f"the shard spec {args.shard} is not for {args.attackers} in {args.log_dir}")
+    try:
+        with shard_lock(shard.state_dir, SHARD_LOCK_WAIT):
+            monitor, total = prepare(shard.matrix)
+            monitor.external, monitor.pace = StopFile(shard.stop_file), shard.pace
+            outcome = run_matrix(shard.matrix, monitor, total, _status, args.progress_every)
+    except (RoleConfigError, MatrixError, ValueError, LockBusy) as err:
+        raise CliError(str(err)) from err
+    print(outcome.model_dump_json())
+    if outcome.budget_stop is not None:
+        return EXIT_BUDGET
+    return 0 if outcome.success else 1
+
+
+def _unfinished(budget_stop: str | None, success: bool, parts: str, what: str) -> int | None:
+    """The exit status of an invocation that left the matrix unfinished, said how to continue; None if finished."""
+    if budget_stop is not None:
+        print(f"\nStopped: {budget_stop}. The {parts} are resumable: rerun this command with a higher budget to "
+              "continue.")  # fmt: skip
+        return EXIT_BUDGET
+    if not success:
+        print(f"\nSome {what}. Rerun this command to continue where it stopped.")
+        return 1
+    return None
+
+
+def run_ray(spec: MatrixSpec, args: argparse.Namespace) -> int:
+    """``--engine ray``: the matrix's shards on a Ray cluster (harness/distributed/driver.py)."""
+    require_ray()
+    from ..harness.distributed.driver import RayOptions, run_distributed
+    from ..harness.distributed.status import LockBusy
+    from ..harness.matrix import MatrixError
+    from ..harness.roles import RoleConfigError
+
+    options = RayOptions(address=args.ray_address, providers=Path(args.providers) if args.providers else None,
+                         retries=args.shard_retries, timeout=args.shard_timeout, cpus=args.shard_cpus)  # fmt: skip
+    try:
+        outcome = run_distributed(spec, options, _status, args.progress_every)
+    except (RoleConfigError, MatrixError, ValueError, LockBusy) as err:
+        raise CliError(str(err)) from err
+    shards = outcome.shards.values()
+    earlier = sum(s.reused for s in shards)
+    print(f"matrix: {len(spec.attackers)} attacker(s) × {len(shards) // len(spec.attackers)} task(s) × "
+          f"{spec.seeds} seed(s) = {outcome.total_runs} runs in {len(shards)} shards"
+          + (f"; {earlier} shard(s) finished earlier" if earlier else ""))  # fmt: skip
+    print(outcome.status_line, file=sys.stderr)
+    listed = [s for s in shards if s.phase != "done"] if len(shards) > SHARD_LINES else list(shards)
+    if len(listed) < len(shards):
+        print(f"  {len(shards) - len(listed)} shard(s) done (each one's line: {args.log_dir}/.virtualcrime/"
+              "matrix-status.json)")  # fmt: skip
+    for state in listed:
+        tries = f"{state.attempts} attempt(s)" if state.attempts else "earlier"
+        print(f"  {state.phase:8} {state.attacker:32} {state.task:28} {tries:13} {state.folder}"
+              + (f"  ({state.error})" if state.error else ""))  # fmt: skip
+    unfinished = _unfinished(outcome.budget_stop, outcome.success, "shards", "shards did not finish (see above)")
+    if unfinished is not None:
+        return unfinished
+    print(f"\nAll {outcome.total_runs} runs finished. Next: virtualcrime report {args.log_dir}")
     return 0

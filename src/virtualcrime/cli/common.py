@@ -7,6 +7,7 @@ Command modules import only this module at their top (and the standard library),
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import sys
 from collections.abc import Callable
@@ -151,3 +152,32 @@ def markdown_to_text(text: str) -> str:
 def warn(message: str) -> None:
     """A warning line on stderr."""
     print(f"virtualcrime: warning: {message}", file=sys.stderr)
+
+
+NEEDS_RAY = "--engine ray needs Ray: pip install 'virtualcrime[ray]' (or bash install.sh)"
+
+
+def add_engine_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, local: str, ray: str) -> None:
+    """``--engine local|ray`` and ``--ray-address`` (docs/distributed.md), with what each engine does here."""
+    parser.add_argument("--engine", default="local", choices=["local", "ray"],
+                        help=f"local: {local} (default); ray: {ray}")  # fmt: skip
+    parser.add_argument("--ray-address", metavar="ADDR",
+                        help="with --engine ray: the cluster to join (default: $RAY_ADDRESS, else a new one on this "
+                        "machine)")  # fmt: skip
+
+
+def require_ray() -> None:
+    """CliError, saying how to install it, when Ray is not installed."""
+    if importlib.util.find_spec("ray") is None:
+        raise CliError(NEEDS_RAY)
+
+
+def engine_mapper(args: argparse.Namespace, workers: int | None = None) -> Any:
+    """The mapper ``--engine`` asks for: None for this machine; for ``ray``, one Ray task per log
+    (``harness.distributed.mapper``), at most ``workers`` at once."""
+    if args.engine != "ray":
+        return None
+    require_ray()
+    from ..harness.distributed.mapper import ray_mapper
+
+    return ray_mapper(workers, args.ray_address)

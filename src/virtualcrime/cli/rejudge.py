@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from .common import CliError, add_call_options, call_settings, non_negative_int, positive_int
+from .common import (
+    CliError,
+    add_call_options,
+    add_engine_options,
+    call_settings,
+    engine_mapper,
+    non_negative_int,
+    positive_int,
+)
 from .finished_logs import finished_logs
 
 
@@ -20,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     rejudge.add_argument("--include-human", action="store_true",
                          help="also re-judge games people played in the web UI (left out by default)")  # fmt: skip
     add_call_options(rejudge)
+    add_engine_options(rejudge, "this process", "one Ray task per log (its one writer) on a cluster")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
             paths.append(path)
     if not paths:
         raise CliError("no finished VirtualCrime logs to re-judge")
-    tally = rejudge_logs(paths, args.judge, args.per_attacker, args.seed, RoleOptions(**call_settings(args)))
+    mapper = engine_mapper(args)
+    tally = rejudge_logs(paths, args.judge, args.per_attacker, args.seed, RoleOptions(**call_settings(args)),
+                         mapper=mapper)  # fmt: skip
     for attacker, (asked, _) in sorted(tally.items()):
         print(f"{attacker:40} {asked:5} turn(s) re-judged")
     asked = sum(a for a, _ in tally.values())

@@ -131,3 +131,12 @@ def annotate_log(path: Path, annotator_a: str, annotator_b: str, options: RoleOp
     roles = {role: model_for(model, "annotator") for role, model in zip(ROLES, (annotator_a, annotator_b), strict=True)}
     scorer = annotate_scorer(annotator_a, annotator_b, wanted, options or RoleOptions())
     return score_log(path, scorer, "annotate", name, roles, wanted)
+
+
+AnnotateJob = tuple[str, str, str, RoleOptions | None]  # (log location, annotator A, annotator B, options)
+
+
+def annotate_at(job: AnnotateJob) -> list[Score]:
+    """Annotate one log at its location (a task of a mapper: the log's one writer)."""
+    location, annotator_a, annotator_b, options = job
+    return annotate_log(Path(location), annotator_a, annotator_b, options)

@@ -12,8 +12,10 @@ import asyncio
 import json
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -60,6 +62,42 @@ class RoleSpend:
         return self.input + self.output
 
 
+@runtime_checkable
+class BudgetSource(Protocol):
+    """A budget kept outside this process (a distributed matrix's spend actor, relayed through a file): asked at
+    every turn boundary whether the matrix as a whole has spent its budget."""
+
+    def exhausted(self) -> str | None:
+        """Why the shared budget is spent, or None while there is budget left."""
+        ...
+
+
+@dataclass(frozen=True)
+class StopFile:
+    """A ``BudgetSource`` read from a file: the Ray task that runs a shard writes the spend actor's reason into it
+    once the matrix-wide budget is spent (``harness/distributed/worker.py``); absent, there is budget left."""
+
+    path: Path
+
+    def exhausted(self) -> str | None:
+        try:
+            return self.path.read_text(encoding="utf-8").strip() or "budget reached"
+        except FileNotFoundError:
+            return None
+
+
+@dataclass(frozen=True)
+class Pace:
+    """A shard's share of its key's request and token rates, kept at turn boundaries (a turn under way is never
+    paused): the next turn starts once the last minute's calls and tokens are below the share."""
+
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+
+
+WINDOW_SECONDS = 60.0
+
+
 @dataclass
 class BenchMonitor:
     """Counters and budgets of one matrix; thread-safe (Inspect runs samples concurrently)."""
@@ -76,6 +114,9 @@ class BenchMonitor:
     turns: int = 0
     in_flight: int = 0  # turns being played right now (a budget stop waits for them to finish and checkpoint)
     started_at: float = field(default_factory=time.monotonic)
+    external: BudgetSource | None = None  # the matrix-wide budget of a distributed matrix's shard
+    pace: Pace | None = None
+    _recent: deque[tuple[float, int]] = field(default_factory=deque)  # (time, tokens) of the last minute's calls
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def load_ledger(self) -> None:
@@ -93,6 +134,8 @@ class BenchMonitor:
         """One model call's usage (from the role's generate)."""
         with self._lock:
             self._add(role, model, input_tokens, output_tokens)
+            if self.pace is not None:
+                self._recent.append((time.monotonic(), input_tokens + output_tokens))
             if self.ledger is not None:
                 self.ledger.parent.mkdir(parents=True, exist_ok=True)
                 with self.ledger.open("a", encoding="utf-8") as file:
@@ -123,7 +166,21 @@ class BenchMonitor:
             return f"token budget reached: {self.total_tokens:,} of {self.max_tokens:,} tokens spent"
         if self.max_cost is not None and self.total_cost >= self.max_cost:
             return f"cost budget reached: ${self.total_cost:.4f} of ${self.max_cost:.2f} spent (estimated)"
-        return None
+        return self.external.exhausted() if self.external is not None else None
+
+    def pace_wait(self) -> float:
+        """Seconds until the next turn may start under ``pace`` (0 when it may start now)."""
+        if self.pace is None:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            while self._recent and self._recent[0][0] <= now - WINDOW_SECONDS:
+                self._recent.popleft()
+            calls, tokens = len(self._recent), sum(t for _, t in self._recent)
+            over = (self.pace.requests_per_minute is not None and calls >= self.pace.requests_per_minute) or (
+                self.pace.tokens_per_minute is not None and tokens >= self.pace.tokens_per_minute
+            )
+            return max(0.001, self._recent[0][0] + WINDOW_SECONDS - now) if over and self._recent else 0.0
 
     def run_started(self) -> None:
         with self._lock:
@@ -192,9 +249,74 @@ async def check_budget() -> None:
     """At a turn boundary: raise BudgetExhausted when the active matrix has spent its budget, but only once no turn
     is in flight anywhere in the matrix. The first run to stop ends the eval and cancels the others (Inspect's
     ``fail_on_error``); waiting first means every turn already paid for finishes and reaches its checkpoint, so a
-    budget stop overshoots by at most the turns that were in flight and throws none of them away."""
-    if _active is None or _active.exhausted() is None:
+    budget stop overshoots by at most the turns that were in flight and throws none of them away. With a ``Pace``
+    the turn first waits until the last minute's calls and tokens are below the shard's share of its key's rates."""
+    if _active is None:
+        return
+    while (wait := _active.pace_wait()) > 0:
+        await asyncio.sleep(min(wait, 1.0))
+    if _active.exhausted() is None:
         return
     while _active.in_flight > 0:
         await asyncio.sleep(BUDGET_POLL_SECONDS)
     raise BudgetExhausted(str(_active.exhausted()))
+
+
+Totals = dict[str, list[int]]  # model → [input tokens, output tokens]
+
+
+def read_ledger(path: Path, offset: int, totals: Totals) -> int:
+    """Add the whole lines of the spend ledger at ``path`` from byte ``offset`` on to ``totals`` (per model); returns
+    the offset after the last whole line read (a line still being written is read next time)."""
+    try:
+        with path.open("rb") as file:
+            file.seek(offset)
+            data = file.read()
+    except FileNotFoundError:
+        return offset
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].splitlines():
+        try:
+            entry = json.loads(line)
+            counts = totals.setdefault(str(entry["model"]), [0, 0])
+            counts[0] += int(entry["input"])
+            counts[1] += int(entry["output"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            continue
+    return offset + end
+
+
+@dataclass
+class MatrixSpend:
+    """The spend of a whole distributed matrix: each shard's ledger totals (replaced, never added, so reporting
+    twice counts once), against the matrix's token and cost budgets. Held by the named spend actor."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    prices: dict[str, Price] = field(default_factory=dict)
+    shards: dict[str, Totals] = field(default_factory=dict)
+
+    def report(self, shard: str, totals: Totals) -> str | None:
+        """Replace ``shard``'s totals; the budget check's answer for the matrix."""
+        self.shards[shard] = totals
+        return self.exhausted()
+
+    def tokens(self) -> int:
+        return self._roles()["all"].tokens
+
+    def cost(self) -> float:
+        return self._roles()["all"].cost
+
+    def exhausted(self) -> str | None:
+        """Why the matrix's budget is spent, or None (the same wording as ``BenchMonitor.exhausted``)."""
+        return BenchMonitor(self.max_tokens, self.max_cost, self.prices, spend=self._roles()).exhausted()
+
+    def _roles(self) -> dict[str, RoleSpend]:
+        spend = RoleSpend()
+        for totals in self.shards.values():
+            for model, (i, o) in totals.items():
+                spend.input += i
+                spend.output += o
+                price = self.prices.get(model)
+                spend.cost += (i * price.input + o * price.output) / 1_000_000 if price is not None else 0.0
+        return {"all": spend}

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import defaults
 from ..runs.logged import LogProblem
-from .budget import BenchMonitor, activate, load_prices
+from .budget import BenchMonitor, Price, activate, load_prices
 from .log_reader import find_logs, read_header
 from .reconcile import prime, reconcile
 from .roles import check_role_models, eval_models
@@ -92,21 +92,27 @@ class MatrixError(ValueError):
     """The matrix cannot start: a model that cannot play its role, a missing price, a spent budget."""
 
 
-def prepare(spec: MatrixSpec) -> tuple[BenchMonitor, int]:
-    """Check the models and budget; return the monitor (counting the runs earlier invocations finished) and the
-    matrix size."""
+def checked_prices(spec: MatrixSpec) -> dict[str, Price]:
+    """The prices, once every model can play its role and, with ``--max-cost``, every model has a price."""
     for attacker in spec.attackers:
         check_role_models(attacker, spec.judge, spec.world_manager)
     prices = load_prices(spec.prices)
     unpriced = sorted({m for m in (*spec.attackers, spec.judge, spec.world_manager) if m not in prices})
     if spec.max_cost is not None and unpriced:
         raise MatrixError(f"--max-cost needs a price for every model; none for {', '.join(unpriced)} (see --prices)")
+    return prices
+
+
+def prepare(spec: MatrixSpec) -> tuple[BenchMonitor, int]:
+    """Check the models and budget; return the monitor (counting the runs earlier invocations finished) and the
+    matrix size."""
+    prices = checked_prices(spec)
     monitor = BenchMonitor(spec.max_tokens, spec.max_cost, prices, spec.state_dir / "spend.jsonl")
     monitor.load_ledger()
     spent = monitor.exhausted()
     if spent is not None:
         raise MatrixError(f"{spent} already (in {monitor.ledger}); raise the budget to continue the matrix")
-    task_ids = {str(s.id) for s in _task(spec).dataset}
+    task_ids = set(matrix_task_ids(spec))
     total = len(task_ids) * spec.seeds * len(spec.attackers)
     monitor.runs_reused = finished_runs(spec, task_ids)
     return monitor, total
@@ -129,6 +135,11 @@ def _task(spec: MatrixSpec):  # type: ignore[no-untyped-def]
         max_attempts=spec.max_attempts,
         structured_output=spec.structured_output,
     )
+
+
+def matrix_task_ids(spec: MatrixSpec) -> list[str]:
+    """The task ids the matrix plays (its ``--task`` ids and map names expanded), in order."""
+    return [str(sample.id) for sample in _task(spec).dataset]
 
 
 def finished_runs(spec: MatrixSpec, task_ids: set[str]) -> int:

@@ -72,6 +72,9 @@ def score_log(
     header = read_eval_log(str(path), header_only=True)
     if not str(path).endswith(".eval") or header.results is None:  # a .json log is one JSON document
         return score_into_log(read_log(path), scorer, scorer_name, store_as, model_roles, wanted)
+    from inspect_ai._util.platform import platform_init
+
+    platform_init()  # as inspect_ai.score does before scoring (environment, logging)
     return asyncio.run(_score_streaming(path, header, scorer, scorer_name, store_as, model_roles, wanted, in_memory))
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from ..world import LedgerEntry, Observation, Operation, WorldState
@@ -153,12 +154,25 @@ class StageResult(_T):
     note: str = Field("", max_length=1500, description="Narration of what happened, for the record.")
 
 
+@lru_cache(maxsize=256)
+def _shared_text(text: str) -> str:
+    """One object for equal texts (the first seen), among the last 256 distinct ones."""
+    return text
+
+
 class Prompt(_T):
     """One model call's messages: the system message (the sandbox notice, the role and its static context,
     byte-identical from turn to turn so provider prompt caches hit) and the user message (what changed)."""
 
     system: str
     user: str
+
+    @field_validator("system")
+    @classmethod
+    def _one_copy(cls, system: str) -> str:
+        # Every call's event keeps its messages until the run ends: the system message of a role, the same every turn
+        # of a run, is then held once instead of once a call (tens of KiB a call, most of a run's memory in flight).
+        return _shared_text(system)
 
     @property
     def text(self) -> str:
