@@ -61,7 +61,7 @@ def test_optional_parts_that_are_absent_are_marked_with_how_to_get_them(monkeypa
 
     monkeypatch.setattr(local_worker, "llama_installed", lambda: False)
     local = doctor.local_model_check()
-    assert local.status == "skip" and "EXTRAS=dev,local bash install.sh" in local.fix
+    assert local.status == "skip" and "bash install.sh" in local.fix
 
 
 def test_doctor_exits_1_when_something_required_fails(

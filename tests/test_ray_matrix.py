@@ -110,7 +110,9 @@ def test_a_killed_worker_loses_no_record_repeats_no_turn_and_gives_the_local_rec
 
 def test_a_killed_driver_is_finished_by_a_rerun_and_a_second_driver_is_refused(cluster: str, tmp_path: Path) -> None:
     root = tmp_path / "matrix"
-    args = bench_args(root, TURNS, "--engine", "ray", "--latency", "0.03", "--ray-address", cluster)
+    # Slow enough (about 1.2 s a turn) that runs are still under way when the driver is killed, after the second
+    # driver's refusal (a few seconds), however loaded the machine.
+    args = bench_args(root, TURNS, "--engine", "ray", "--latency", "0.3", "--ray-address", cluster)
     command = [str(BIN / "virtualcrime"), *args]
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     wait_for(lambda: any(n >= 3 for n in checkpoint_turns(root).values()), 120, "a run 3 turns in")

