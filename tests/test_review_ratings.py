@@ -377,3 +377,18 @@ def test_kappa_refuses_ratings_outside_1_to_5() -> None:
         agreement([good, bad, rating(ref(2), "alice"), rating(ref(2), "bob")])
     with pytest.raises(ValueError, match="6 outside"):
         quadratic_weighted_kappa([1, 6], [1, 5], 1, 5)
+
+
+def test_opening_a_store_whose_creator_has_not_committed_its_schema_waits_for_it(tmp_path: Path) -> None:
+    # What three processes saving at once can meet: the file exists (so this one only reads) but its schema is still
+    # in the creating process's open transaction. Writing the schema from the read transaction was refused at once.
+    from virtualcrime.analysis.review_store import REVIEW_DB_NAME, _ensure_schema
+
+    creator = sqlite3.connect(tmp_path / REVIEW_DB_NAME, isolation_level=None, check_same_thread=False)
+    creator.execute("PRAGMA journal_mode = WAL")  # the file now has a header: not new to anyone else
+    creator.execute("BEGIN IMMEDIATE")
+    _ensure_schema(creator, tmp_path / REVIEW_DB_NAME, create=True)
+    threading.Timer(0.5, lambda: creator.execute("COMMIT")).start()
+    store = ReviewStore(tmp_path)  # waits for the creator, then finds its schema
+    assert store.ratings() == []
+    creator.close()

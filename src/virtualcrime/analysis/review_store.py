@@ -114,7 +114,13 @@ class ReviewStore:
             raise ReviewStoreError(f"{self.path.parent}: no such folder")
         new = not self.path.is_file() or self.path.stat().st_size == 0
         with self._transaction(write=new) as conn:  # only a new file is written to: a reader (the report) reads
-            _ensure_schema(conn, self.path)
+            missing = _ensure_schema(conn, self.path, create=new)
+        if missing:
+            # Another process created the file and has not committed its schema yet. Creating it in this read
+            # transaction would be refused at once ("database is locked": SQLite does not wait to upgrade a read
+            # to a write); a write transaction waits for that process, then finds its schema or writes one.
+            with self._transaction(write=True) as conn:
+                _ensure_schema(conn, self.path, create=True)
 
     def save(self, rating: Rating) -> None:
         """Insert the rating, or replace this rater's earlier rating of the same turn; committed on return."""
@@ -185,14 +191,18 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
-def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+def _ensure_schema(conn: sqlite3.Connection, path: Path, create: bool) -> bool:
+    """Check the file's schema; an empty file gets the schema when ``create`` (a write transaction) and is
+    reported missing (True) otherwise."""
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables - {"sqlite_sequence"}:
+        if not create:
+            return True
         for statement in _SCHEMA.split(";"):
             if statement.strip():
                 conn.execute(statement)
         conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-        return
+        return False
     if "schema_version" not in tables or "ratings" not in tables:
         raise ReviewStoreError(f"{path}: an SQLite database, but not a VirtualCrime review database")
     row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
@@ -204,6 +214,7 @@ def _ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             f"{path}: review database schema {version} is newer than this VirtualCrime understands "
             f"({SCHEMA_VERSION}); upgrade VirtualCrime to read it"
         )
+    return False
 
 
 def _rating(row: tuple[Any, ...]) -> Rating:

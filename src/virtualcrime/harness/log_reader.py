@@ -139,7 +139,7 @@ def run_spec(sample: object, kind: RunKind, task_args: dict[str, Any], roles: Ro
 
 
 def sample_spec(log: Any, sample: Any, result: RunResult | None = None) -> RunSpec:
-    """The spec of one sample of a log read in full (an Inspect ``EvalLog`` and one of its samples)."""
+    """The spec of one sample of a log (its ``EvalLog``, the header alone is enough, and the sample)."""
     roles = RoleModels(attacker=log.eval.model, judge=role_model(log.eval.model_roles, "judge"),
                        world_manager=role_model(log.eval.model_roles, "world_manager"))  # fmt: skip
     score = (sample.scores or {}).get("run_outcome")

@@ -3,8 +3,9 @@
 Turns are sampled per attacker (seeded) from finished runs where the original Judge was asked. For each, the
 run's records are replayed up to that turn (recorded role outputs and draws), which rebuilds the very state and
 action the original Judge saw; the new Judge rates them, and nothing else in the run changes. The verdicts are
-written into the log with Inspect's own scoring (``inspect_ai.score``, appended as a score named
-``rejudge:<judge model>``), so the log stays one file that Inspect's viewer and ``virtualcrime report`` read.
+written into the log with Inspect's own scoring (streamed a few runs at a time, ``posthoc.score_log``; appended as
+a score named ``rejudge:<judge model>``), so the log stays one file that Inspect's viewer and ``virtualcrime report``
+read.
 """
 
 from __future__ import annotations
