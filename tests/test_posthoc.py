@@ -14,9 +14,13 @@ from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import TaskState
 
-from virtualcrime.harness.posthoc import PARTIAL_SUFFIX, sample_keys, score_log
+from virtualcrime.harness.posthoc import PARTIAL_SUFFIX, score_log
 
 SCORED_AS = "posthoc:test"
+
+
+def sample_keys(path: Path) -> list[tuple[str, int]]:
+    return [(str(s.id), s.epoch) for s in read_eval_log_sample_summaries(str(path))]
 
 
 @pytest.fixture

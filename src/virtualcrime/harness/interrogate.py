@@ -24,7 +24,8 @@ from ..roles.interrogation import Answers, interrogate
 from ..roles.types import ProviderError
 from ..runs.payloads import InterrogationPayload
 from ..runs.store import records_from_store
-from .posthoc import score_log, slim_samples
+from .log_reader import samples_without_events
+from .posthoc import score_log
 from .roles import RoleOptions, role_generate
 
 SCORE_NAME = "interrogation"
@@ -109,7 +110,7 @@ def interrogate_log(
     asked = str(questioned) if questioned is not None else author
     wanted: dict[Key, list[str]] = {}
     earlier: dict[Key, list[Answers]] = {}
-    for sample in slim_samples(path):
+    for sample in samples_without_events(path):
         key = (str(sample.id), sample.epoch)
         if executed_turns(dict(sample.store)) < min_turns:
             continue

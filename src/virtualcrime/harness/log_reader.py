@@ -199,9 +199,10 @@ class SlimSample(_Slim):
     role_usage: dict[str, _SlimUsage] = Field(default_factory=dict)
 
 
-def samples_without_events(log: str) -> Iterator[Any]:
-    """The samples of a log one at a time, without their events, messages and attachments (``SKIPPED_FIELDS``)."""
-    return _samples(log)
+def samples_without_events(log: str | Path) -> Iterator[Any]:
+    """The samples of a log one at a time, without their events, messages and attachments (``SKIPPED_FIELDS``;
+    store, scores and metadata are there): what deciding which runs a post-hoc command asks needs."""
+    return _samples(str(log))
 
 
 def _samples(log: str, slim: bool = False) -> Iterator[Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,6 @@ from inspect_ai.log import (
 from inspect_ai.model import Model
 from inspect_ai.scorer import Score
 
-from .log_reader import samples_without_events
-
 Key = tuple[str, int]
 # Samples (events included) held at once while scoring: a model-role run of 60 turns is tens of MiB in memory.
 IN_MEMORY = 4
@@ -43,17 +41,6 @@ PARTIAL_SUFFIX = ".partial"  # the new copy of a log being written (not a log na
 def read_log(path: Path) -> EvalLog:
     """A whole log, samples included (for the small logs of tests and ``.json`` logs; see ``score_log``)."""
     return read_eval_log(str(path))
-
-
-def sample_keys(path: Path) -> list[Key]:
-    """The (sample id, epoch) of every sample of the log, in its order (from its summaries; no sample is read)."""
-    return [(str(s.id), s.epoch) for s in read_eval_log_sample_summaries(str(path))]
-
-
-def slim_samples(path: Path) -> Iterator[EvalSample]:
-    """The log's samples one at a time, without their events, messages and attachments (store, scores and metadata
-    are there): what deciding which runs to score needs."""
-    yield from samples_without_events(str(path))
 
 
 def score_log(

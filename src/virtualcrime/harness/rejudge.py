@@ -29,8 +29,8 @@ from ..runs.payloads import REJUDGE_SCORE_PREFIX, RejudgedTurn, RejudgePayload, 
 from ..runs.spec import RunSpec
 from ..runs.store import records_from_store
 from ..scenarios import get_task
-from .log_reader import sample_spec, score_metadata
-from .posthoc import score_log, slim_samples
+from .log_reader import sample_spec, samples_without_events, score_metadata
+from .posthoc import score_log
 from .roles import RoleOptions, judge_for, model_for
 
 REJUDGE_ROLE = "rejudge"
@@ -64,7 +64,7 @@ def turn_pool(paths: Sequence[Path], judge: str) -> Pool:
     pool = Pool(candidates=defaultdict(list), answered=set())
     for path in paths:
         attacker = read_eval_log(str(path), header_only=True).eval.model
-        for sample in slim_samples(path):
+        for sample in samples_without_events(path):
             sample_id, epoch = str(sample.id), sample.epoch
             pool.answered.update(TurnRef(str(path), sample_id, epoch, t) for t in answered(sample.scores, judge))
             turns, result = records_from_store(dict(sample.store))
@@ -151,7 +151,7 @@ def rejudge_log(path: Path, turns: Sequence[TurnRef], judge: str, options: RoleO
     header = read_eval_log(str(path), header_only=True)
     specs: dict[tuple[str, int], RunSpec] = {}
     earlier: dict[tuple[str, int], dict[int, RejudgedTurn]] = {}
-    for sample in slim_samples(path):
+    for sample in samples_without_events(path):
         key = (str(sample.id), sample.epoch)
         if key in wanted:
             specs[key] = sample_spec(header, sample, records_from_store(dict(sample.store or {}))[1])

@@ -10,6 +10,7 @@ A string that always starts a word in a match ("kill" in ``\\bkill``) is looked 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from re import _constants as _c  # type: ignore[attr-defined]  # the parser's own tree (Python 3.11+)
 from re import _parser as _p  # type: ignore[attr-defined]
 from typing import Any
@@ -180,13 +181,18 @@ def trigger(found: Required) -> re.Pattern[str] | None:
     trie ("k(?:ill|nock)"), which the regex engine walks far faster than a flat list of hundreds of words."""
     if not found:
         return None
+    return re.compile(_trie_pattern(_trie(found)))
+
+
+def _trie(strings: Iterable[str]) -> dict[str, Any]:
+    """The strings as nested dicts, one level a character; ``""`` marks where a string ends."""
     trie: dict[str, Any] = {}
-    for text in found:
+    for text in strings:
         node = trie
         for char in text:
             node = node.setdefault(char, {})
         node[""] = {}
-    return re.compile(_trie_pattern(trie))
+    return trie
 
 
 def _trie_pattern(node: dict[str, Any]) -> str:
@@ -244,13 +250,7 @@ class RuleIndex:
 
 def longest_trie(keys: dict[str, Any]) -> str:
     """A pattern matching the longest of ``keys`` that starts here (greedy: longer continuations first)."""
-    trie: dict[str, Any] = {}
-    for text in keys:
-        node = trie
-        for char in text:
-            node = node.setdefault(char, {})
-        node[""] = {}
-    return _greedy(trie)
+    return _greedy(_trie(keys))
 
 
 def _greedy(node: dict[str, Any]) -> str:
