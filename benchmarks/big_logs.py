@@ -22,7 +22,7 @@ Measured here (20 turns; 2 cores shared with other work), before (8132fb6) -> af
   120-run log (5.6 MB): annotate 64.2 s 1121 MiB -> 16.5 s 190 MiB; interrogate 44.0 s 1113 MiB -> 18.5 s
   189 MiB; replay --turn 1.3 s 100 MiB -> 1.6 s 100 MiB (40 runs: 1.3-1.7 s); replay --verify 18.8 s 106 MiB
   -> 20.4 s 106 MiB; report: crashed drawing a figure -> 4.0 s 189 MiB
-  120-run log: rejudge (100 turns) 31.6 s 1000 MiB -> 21.9 s 191 MiB
+  120-run log: rejudge (100 turns) 31.6 s 1000 MiB -> 17.0 s 191 MiB (40 runs: 12.4 s 432 MiB -> 9.5 s 186 MiB)
   40-run log: annotate 472 -> 184 MiB, interrogate 471 -> 186 MiB, rejudge 432 -> 187 MiB (memory no longer
   grows with the log)
   960 runs (8 logs): report 8.5 s, 266 MiB

@@ -49,30 +49,41 @@ def score_name(judge: str) -> str:
     return f"{REJUDGE_SCORE_PREFIX}{judge}"
 
 
+RunKey = tuple[str, int]  # (sample id, epoch) within one log
+
+
 @dataclass
 class Pool:
-    """What reading the logs found: per attacker, every turn the original Judge was asked in finished runs
+    """What reading the logs found, per log: every turn the original Judge was asked in finished runs, per attacker
     (whether or not the new judge already answered it: sampling from the whole pool keeps a seed's sample the
-    same from one invocation to the next), and the turns the new judge already answered."""
+    same from one invocation to the next), the turns the new judge already answered, and each finished run's
+    spec (what replaying it to a turn needs)."""
 
     candidates: dict[str, list[TurnRef]]
-    answered: set[TurnRef]
+    earlier: dict[str, dict[RunKey, dict[int, RejudgedTurn]]]
+    specs: dict[str, dict[RunKey, RunSpec]]
+
+    def answered(self, ref: TurnRef) -> bool:
+        return ref.turn in self.earlier.get(ref.log, {}).get((ref.sample_id, ref.epoch), {})
 
 
 def turn_pool(paths: Sequence[Path], judge: str) -> Pool:
     """The pool of turns of the logs at ``paths`` for ``judge``, reading one run at a time without its events."""
-    pool = Pool(candidates=defaultdict(list), answered=set())
+    pool = Pool(candidates=defaultdict(list), earlier=defaultdict(dict), specs=defaultdict(dict))
     for path in paths:
-        attacker = read_eval_log(str(path), header_only=True).eval.model
+        log = str(path)
+        header = read_eval_log(log, header_only=True)
         for sample in samples_without_events(path):
-            sample_id, epoch = str(sample.id), sample.epoch
-            pool.answered.update(TurnRef(str(path), sample_id, epoch, t) for t in answered(sample.scores, judge))
+            key = (str(sample.id), sample.epoch)
+            if done := answered(sample.scores, judge):
+                pool.earlier[log][key] = done
             turns, result = records_from_store(dict(sample.store))
             if result is None:
                 continue
+            pool.specs[log][key] = sample_spec(header, sample, result)
             for record in turns:
                 if record.judge_called and record.verdict is not None:
-                    pool.candidates[attacker].append(TurnRef(str(path), sample_id, epoch, record.turn))
+                    pool.candidates[header.eval.model].append(TurnRef(log, key[0], key[1], record.turn))
     return pool
 
 
@@ -141,36 +152,31 @@ def _score(judge_name: str, turns: dict[int, RejudgedTurn]) -> Score:
     )
 
 
-def rejudge_log(path: Path, turns: Sequence[TurnRef], judge: str, options: RoleOptions | None = None
-                ) -> tuple[int, int]:  # fmt: skip
-    """Re-judge ``turns`` of the log at ``path`` and write the verdicts into it (a few runs in memory at a time,
-    ``posthoc.score_log``); (turns asked, verdicts got)."""
-    wanted: dict[tuple[str, int], list[int]] = defaultdict(list)
-    for ref in turns:
+@dataclass(frozen=True)
+class RejudgeJob:
+    """One log's re-judging, as a mapper's task gets it: the turns to ask and what reading the logs found of them."""
+
+    log: str
+    turns: list[TurnRef]
+    judge: str
+    options: RoleOptions | None
+    specs: dict[RunKey, RunSpec]
+    earlier: dict[RunKey, dict[int, RejudgedTurn]]
+
+
+def rejudge_log(job: RejudgeJob) -> tuple[int, int]:
+    """Re-judge the job's turns and write the verdicts into its log (a few runs in memory at a time,
+    ``posthoc.score_log``; as a mapper's task, the log's one writer); (turns asked, verdicts got)."""
+    wanted: dict[RunKey, list[int]] = defaultdict(list)
+    for ref in job.turns:
         wanted[(ref.sample_id, ref.epoch)].append(ref.turn)
-    header = read_eval_log(str(path), header_only=True)
-    specs: dict[tuple[str, int], RunSpec] = {}
-    earlier: dict[tuple[str, int], dict[int, RejudgedTurn]] = {}
-    for sample in samples_without_events(path):
-        key = (str(sample.id), sample.epoch)
-        if key in wanted:
-            specs[key] = sample_spec(header, sample, records_from_store(dict(sample.store or {}))[1])
-            earlier[key] = answered(sample.scores, judge)
-    scorer = rejudge_scorer(dict(wanted), judge, specs, options or RoleOptions(), earlier)
-    kept = score_log(path, scorer, "rejudge", score_name(judge), {REJUDGE_ROLE: model_for(judge, "Judge")},
-                     set(wanted))  # fmt: skip
-    before = sum(len(earlier.get(key, {})) for key in wanted)
+    specs = {key: job.specs[key] for key in wanted}
+    scorer = rejudge_scorer(dict(wanted), job.judge, specs, job.options or RoleOptions(), job.earlier)
+    kept = score_log(Path(job.log), scorer, "rejudge", score_name(job.judge),
+                     {REJUDGE_ROLE: model_for(job.judge, "Judge")}, set(wanted))  # fmt: skip
+    before = sum(len(job.earlier.get(key, {})) for key in wanted)
     after = sum(int(s.value) for s in kept if isinstance(s.value, int | float))
-    return len(turns), after - before
-
-
-RejudgeJob = tuple[str, list[TurnRef], str, RoleOptions | None]  # (log location, turns, judge, options)
-
-
-def rejudge_at(job: RejudgeJob) -> tuple[int, int]:
-    """Re-judge one log at its location (a task of a mapper: the log's one writer)."""
-    location, refs, judge, options = job
-    return rejudge_log(Path(location), refs, judge, options)
+    return len(job.turns), after - before
 
 
 def rejudge_logs(
@@ -188,16 +194,14 @@ def rejudge_logs(
     chosen = choose_turns(pool.candidates, per_attacker, seed)
     by_log: dict[str, list[TurnRef]] = defaultdict(list)
     for ref in chosen:
-        if ref not in pool.answered:  # asked once; an answer is never paid twice
+        if not pool.answered(ref):  # asked once; an answer is never paid twice
             by_log[ref.log].append(ref)
     attackers = {ref.log: attacker for attacker, refs in pool.candidates.items() for ref in refs}
+    jobs = [RejudgeJob(log, refs, judge, options, pool.specs[log], pool.earlier.get(log, {}))
+            for log, refs in sorted(by_log.items())]  # fmt: skip
+    done = mapper(rejudge_log, jobs) if mapper is not None else [rejudge_log(job) for job in jobs]
     tally: dict[str, tuple[int, int]] = {}
-    jobs = sorted(by_log.items())
-    done_by: list[tuple[int, int]] | None = None
-    if mapper is not None:
-        done_by = mapper(rejudge_at, [(location, refs, judge, options) for location, refs in jobs])
-    for index, (location, refs) in enumerate(jobs):
-        asked, got = done_by[index] if done_by is not None else rejudge_log(Path(location), refs, judge, options)
-        before = tally.get(attackers[location], (0, 0))
-        tally[attackers[location]] = (before[0] + asked, before[1] + got)
+    for job, (asked, got) in zip(jobs, done, strict=True):
+        before = tally.get(attackers[job.log], (0, 0))
+        tally[attackers[job.log]] = (before[0] + asked, before[1] + got)
     return tally
