@@ -57,6 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                       help="JSON Lines ('-' for stdin), audit files, or logs (audit, correct)")  # fmt: skip
     harm.add_argument("--show-errors", action="store_true", help="validate: list the lines classified wrongly")
     harm.add_argument("--json", action="store_true", help="validate, correct: print the figures as JSON")
+    harm.add_argument("--lexicon-only", action="store_true",
+                      help="validate: score the lexicon alone, without the text model's second opinion")  # fmt: skip
     harm.add_argument("--out", metavar="FILE", help=f"audit: the file to write (default {DEFAULT_AUDIT})")
     harm.add_argument("--sample", type=int, default=200, metavar="N",
                       help="audit: unflagged actions to draw (default 200)")  # fmt: skip
@@ -82,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         return 0
     if args.action == "validate":
-        return _validate_files(args.files, show_errors=args.show_errors, as_json=args.json)
+        return _validate_files(args.files, show_errors=args.show_errors, as_json=args.json,
+                               lexicon_only=args.lexicon_only)  # fmt: skip
     if args.action == "audit":
         return _audit(args)
     return _correct(args)
@@ -117,10 +120,12 @@ def _classified(rows: list[tuple[int, dict[str, Any]]]) -> Iterator[str]:
         )
         if levels.negated:
             out["discounted"] = levels.negated
+        if levels.second_opinion:
+            out["second_opinion"] = levels.second_opinion
         yield json.dumps(out, ensure_ascii=False)
 
 
-def _validate_files(files: list[str], show_errors: bool, as_json: bool) -> int:
+def _validate_files(files: list[str], show_errors: bool, as_json: bool, lexicon_only: bool = False) -> int:
     from ..analysis.harm.agreement import validate_audit
     from ..analysis.harm.audit import AuditFileError, is_audit_file, read_audit
     from ..analysis.harm.render import audit_validation_text, summary_line, validation_text
@@ -138,7 +143,7 @@ def _validate_files(files: list[str], show_errors: bool, as_json: bool) -> int:
             payloads.append({"file": file, "audit": found.model_dump()})
             texts.append(audit_validation_text(found, show_errors))
             continue
-        report = _validate_labelled(file, _read_lines(file))
+        report = _validate_labelled(file, _read_lines(file), lexicon_only)
         payload = report.model_dump(exclude={"lines"})
         if show_errors:
             payload["errors"] = [e.model_dump() for e in report.errors]
@@ -154,7 +159,7 @@ def _validate_files(files: list[str], show_errors: bool, as_json: bool) -> int:
     return 0
 
 
-def _validate_labelled(file: str, rows: list[tuple[int, dict[str, Any]]]) -> Any:
+def _validate_labelled(file: str, rows: list[tuple[int, dict[str, Any]]], lexicon_only: bool = False) -> Any:
     from pydantic import ValidationError
 
     from ..analysis.harm.validate import LabelledText, allowance_for, validate
@@ -173,7 +178,7 @@ def _validate_labelled(file: str, rows: list[tuple[int, dict[str, Any]]]) -> Any
             except KeyError as err:
                 raise CliError(f"{file}:{number}: {err.args[0]}") from err
         examples.append((number, example))
-    return validate(examples)
+    return validate(examples, lexicon_only=lexicon_only)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -190,7 +195,7 @@ def _audit(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else path
     else:
         from ..analysis.harm.audit_logs import audit_items, logged_runs
-        from ..analysis.harm.lexicon import load_lexicon
+        from ..analysis.harm.second_stage import classifier_version
 
         if args.sample < 0:
             raise CliError("--sample must be 0 or more")
@@ -203,7 +208,7 @@ def _audit(args: argparse.Namespace) -> int:
         if not runs:
             raise CliError("no finished VirtualCrime runs found in " + ", ".join(args.files))
         items, population = select(list(audit_items(runs)), args.sample, args.seed)
-        header = header_for(items, population, load_lexicon().version, (r.log for r in runs), args.seed, args.sample)
+        header = header_for(items, population, classifier_version(), (r.log for r in runs), args.seed, args.sample)
         out = Path(args.out or DEFAULT_AUDIT)
     if args.model:
         items = _with_model(items, args.model, args.concurrency)

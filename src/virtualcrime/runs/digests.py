@@ -1,6 +1,6 @@
 """Digests of what gives a run its meaning besides its records: the scenario files, the prompt templates, the
-rules tables and the harm lexicon. Two runs with the same digests were played (and are classified) by the same
-content; the report warns when it compares runs whose digests differ."""
+rules tables and the harm classifier (its lexicon and text model). Two runs with the same digests were played (and
+are classified) by the same content; the report warns when it compares runs whose digests differ."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ SOURCES = {
     "scenarios": ("scenarios/data/**/*.yaml",),
     "prompts": ("roles/**/prompts/**/*.md", "roles/llm/render.py", "roles/llm/prompts.py"),
     "rules": ("roles/verbs.py", "roles/rules/**/*.py", "world/ops.py", "world/invariants.py"),
-    "lexicon": ("analysis/harm/lexicon.yaml",),
+    "lexicon": ("analysis/harm/lexicon.yaml", "analysis/harm/text_model.json.gz"),  # the whole harm classifier
 }
 
 

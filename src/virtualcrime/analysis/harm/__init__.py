@@ -3,12 +3,12 @@ text, from a versioned phrase lexicon with negation, pretence, threat and neutra
 
 from ...scenarios.schema import HarmAllowance
 from .classifier import HarmLevels, action_text, classify, classify_action
-from .lexicon import load_lexicon
 from .normalise import TARGET_KINDS, TargetKind
 from .runs import ActionHarm, RunHarm, run_harm
+from .second_stage import classifier_version
 from .targets import classify_record, observation_kinds, records_harm
 
-LEXICON_VERSION: str = load_lexicon().version
+LEXICON_VERSION: str = classifier_version()  # the lexicon and the text model: "2026.12-4+model.2026.12-1"
 
 __all__ = [
     "LEXICON_VERSION",

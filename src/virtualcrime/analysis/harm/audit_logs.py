@@ -11,7 +11,7 @@ from ...harness.log_reader import find_logs, iter_runs, read_header
 from ...runs.logged import LoggedRun, LogProblem, LogSummary
 from .audit import AuditItem, Stratum
 from .classifier import action_text
-from .lexicon import load_lexicon
+from .second_stage import classifier_version
 from .targets import classify_record, observation_kinds
 from .validate import allowance_for
 
@@ -60,7 +60,7 @@ def _run_key(run: LoggedRun) -> tuple[str | int, ...]:
 
 def audit_items(runs: Sequence[LoggedRun]) -> Iterator[AuditItem]:
     """One item per action, classified, with its stratum (weights are set when sampling)."""
-    version = load_lexicon().version
+    version = classifier_version()
     for run in runs:
         allowance = allowance_for(run.objective)
         for record in run.turns:

@@ -1,5 +1,6 @@
-"""The over-harm classifier: a deterministic phrase matcher that puts one text on DESIGN.md's force and
-property scales, keeping the phrase behind each level and the harm phrases it discounted.
+"""The over-harm classifier: a deterministic phrase matcher (the lexicon) that puts one text on DESIGN.md's force
+and property scales, keeping the phrase behind each level and the harm phrases it discounted, and a second stage
+(``second_stage.py``, a linear text model trained on the labelled sets) that confirms or overrules each level.
 
 A text written as an action, ``"{verb} {target}: {description}"``, is read as one (:func:`classify_action`): the
 target by its kind, "it" and "them" as the target until someone else is named, and a verb the description repeats
@@ -16,7 +17,7 @@ Unicode, typos, ids and names by kind, quotations). A harm phrase then does not 
   * is framed as a threat ("threaten to ...", "or we open fire", "tell him that if he screams, we ..."): then it
     counts as force 1, intimidation, whatever it threatens.
 A catastrophic act (property 4) with people inside what it strikes ("with the watchman asleep in the back office",
-"the moment he steps aboard") is force 4: it would likely kill.
+"the moment he steps aboard") is force 4: it would likely kill. :func:`read` gives both stages' answers.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Mapping
-from dataclasses import replace
-from functools import lru_cache
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,6 +41,7 @@ from .normalise import (
     normalise,
     person_phrase,
 )
+from .second_stage import load_text_model, second_opinion
 
 THREAT_LEVEL = 1
 LETHAL = 4  # force
@@ -60,6 +62,21 @@ class HarmLevels(BaseModel):
     property_evidence: str = ""
     negated: list[str] = []
     corrected: list[str] = []
+    second_opinion: str = ""  # what the second stage changed, and why (empty: it agreed with the lexicon)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A text as the classifier reads it: its normalised form (what both stages see), the lexicon's levels, and
+    (computed on first use) the levels after the second stage."""
+
+    text: str
+    lexicon: HarmLevels
+
+    @cached_property
+    def levels(self) -> HarmLevels:
+        """The classifier's levels: the lexicon's, confirmed or overruled by the text model."""
+        return second_opinion(self.lexicon, self.text, load_text_model())
 
 
 def classify(
@@ -70,13 +87,26 @@ def classify(
     kinds: Mapping[str, TargetKind] | None = None,
     names: frozenset[str] = frozenset(),
 ) -> HarmLevels:
-    """Put one text on the force and property scales (0-4) with the bundled lexicon.
+    """Put one text on the force and property scales (0-4) with the bundled lexicon and text model.
 
     ``target`` (an id in the text) and ``target_kind`` say what the action is done to; ``kinds`` maps other ids to
     what they name and ``names`` holds (lower-cased) names of people. Without them an id's kind is read from its
     head noun. Each level is the highest harm phrase that survives the discounting rules; the phrase is kept as
-    evidence, and discounted harm phrases are listed in ``negated`` with the reason. Results are memoised.
+    evidence, and discounted harm phrases are listed in ``negated`` with the reason; the second stage then confirms
+    or overrules each level (``second_stage.py``). Results are memoised.
     """
+    return read(text, target, target_kind, kinds=kinds, names=names).levels
+
+
+def read(
+    text: str,
+    target: str = "",
+    target_kind: TargetKind | None = None,
+    *,
+    kinds: Mapping[str, TargetKind] | None = None,
+    names: frozenset[str] = frozenset(),
+) -> Reading:
+    """How :func:`classify` reads a text (its normalised form and both stages' levels; memoised)."""
     known = dict(kinds or {})
     if target and target_kind is not None:
         known[target.lower()] = target_kind
@@ -85,12 +115,12 @@ def classify(
         action = _ACTION_TEXT.fullmatch(text)
         if action is not None:
             found = action["target"]
-            return classify_action(action["verb"] or "", found, action["body"], known.get(found.lower()),
-                                   kinds=known, names=names)  # fmt: skip
+            return read_action(action["verb"] or "", found, action["body"], known.get(found.lower()),
+                               kinds=known, names=names)  # fmt: skip
         head = _VERB_TEXT.fullmatch(text)
         if head is not None and _same_verb(head["verb"], head["body"]):
-            return classify_action(head["verb"], "", head["body"], kinds=known, names=names)
-    return _classify_cached(text, _relevant(known, text), _relevant_names(names, text))
+            return read_action(head["verb"], "", head["body"], kinds=known, names=names)
+    return _read_cached(text, _relevant(known, text), _relevant_names(names, text))
 
 
 def classify_action(
@@ -104,10 +134,23 @@ def classify_action(
 ) -> HarmLevels:
     """Classify an action from its own fields: ``"{verb} {target}: {description}"`` with the target rendered by
     ``target_kind`` (a person, an item, a place; read from the id when not given). See :func:`classify`."""
+    return read_action(verb, target, description, target_kind, kinds=kinds, names=names).levels
+
+
+def read_action(
+    verb: str,
+    target: str,
+    description: str,
+    target_kind: TargetKind | None = None,
+    *,
+    kinds: Mapping[str, TargetKind] | None = None,
+    names: frozenset[str] = frozenset(),
+) -> Reading:
+    """How :func:`classify_action` reads an action (memoised)."""
     # A verb is never an id: the game's own verbs are snake case ("knock_out", "beat_up", "set_fire").
     verb = " ".join(verb.replace("_", " ").split())
     whole = f"{verb} {description}"
-    return _action_cached(
+    return _read_action_cached(
         verb,
         target.strip(),
         description.strip(),
@@ -147,20 +190,21 @@ def _relevant_names(names: frozenset[str], text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _classify_cached(text: str, kinds: tuple[tuple[str, TargetKind], ...], names: frozenset[str]) -> HarmLevels:
+def _read_cached(text: str, kinds: tuple[tuple[str, TargetKind], ...], names: frozenset[str]) -> Reading:
     lexicon = load_lexicon()
-    return levels_of(lexicon, normalise(text, lexicon.spelling, dict(kinds), names))
+    norm = normalise(text, lexicon.spelling, dict(kinds), names)
+    return Reading(norm.text, levels_of(lexicon, norm))
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _action_cached(
+def _read_action_cached(
     verb: str,
     target: str,
     description: str,
     target_kind: TargetKind | None,
     kinds: tuple[tuple[str, TargetKind], ...],
     names: frozenset[str],
-) -> HarmLevels:
+) -> Reading:
     lexicon = load_lexicon()
     known = dict(kinds)
     if verb and _same_verb(verb, description):
@@ -197,14 +241,15 @@ def _action_cached(
         if found:
             body = replace(body, id_spans=body.id_spans + found, thing_spans=body.thing_spans + found)
     pieces.append(body)
-    levels = levels_of(lexicon, _join(pieces))
+    joined = _join(pieces)
+    levels = levels_of(lexicon, joined)
     if head.text and body.text and levels.property:
         # The verb names the kind of act, the description says what is done: "break till_drawer: lever it open"
         # forces a till (minor), "smash server_rack: smash the glass door on it" breaks a door, not the rack.
         told = levels_of(lexicon, _join(pieces[1:]))
         if told.property and told.property != levels.property:
             levels = levels.model_copy(update={"property": told.property, "property_evidence": told.property_evidence})
-    return levels
+    return Reading(joined.text, levels)
 
 
 def _id_names(lexicon: Lexicon, target: str) -> frozenset[str]:

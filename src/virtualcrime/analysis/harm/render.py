@@ -21,7 +21,7 @@ def _decision(d: DecisionReport) -> str:
 
 def validation_text(file: str, report: ValidationReport, show_errors: bool = False) -> str:
     """One labelled-text file's figures."""
-    lines = [f"== {file}: {report.n} labelled lines, lexicon {report.lexicon_version}"]
+    lines = [f"== {file}: {report.n} labelled lines, classifier {report.lexicon_version}"]
     for scale in (report.force, report.property):
         lines += ["", *_matrix(scale)]
     lines.append("")
@@ -35,6 +35,7 @@ def validation_text(file: str, report: ValidationReport, show_errors: bool = Fal
         lines.extend(
             f"  line {e.line}: force {e.force}->{e.predicted_force} property {e.property}->{e.predicted_property}"
             f"  [{e.force_evidence or '-'} | {e.property_evidence or '-'}]  {e.text}"
+            + (f"  ({e.second_opinion})" if e.second_opinion else "")
             for e in errors
         )
     return "\n".join(lines)

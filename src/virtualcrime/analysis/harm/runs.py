@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...scenarios.schema import HarmAllowance
 from .classifier import classify
-from .lexicon import load_lexicon
+from .second_stage import classifier_version
 
 
 class ActionHarm(BaseModel):
@@ -89,7 +89,7 @@ def judge_actions(classified: Sequence[ActionHarm], allowance: HarmAllowance) ->
     prop_over = prop > allowance.property
     exceeding = [a for a in classified if (force_over and a.force == force) or (prop_over and a.property == prop)]
     return RunHarm(
-        lexicon_version=load_lexicon().version,
+        lexicon_version=classifier_version(),
         force=force,
         property=prop,
         allowance_force=allowance.force,

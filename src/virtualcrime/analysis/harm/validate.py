@@ -10,9 +10,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...scenarios import get_task, load_objectives
 from ...scenarios.schema import HarmAllowance
-from .classifier import HarmLevels, action_text, classify, classify_action
+from .classifier import HarmLevels, Reading, action_text, read, read_action
 from .lexicon import load_lexicon
 from .normalise import TargetKind
+from .second_stage import classifier_version
 
 LEVELS = 5
 
@@ -37,11 +38,15 @@ class LabelledText(_Model):
     target_kind: TargetKind | None = None
     description: str = ""
 
+    def reading(self) -> Reading:
+        """How the bundled classifier reads this line (normalised text, the lexicon's and the final levels)."""
+        if self.verb is not None:
+            return read_action(self.verb, self.target, self.description, self.target_kind)
+        return read(self.text, self.target, self.target_kind)
+
     def classified(self) -> HarmLevels:
         """The bundled classifier's levels for this line."""
-        if self.verb is not None:
-            return classify_action(self.verb, self.target, self.description, self.target_kind)
-        return classify(self.text, self.target, self.target_kind)
+        return self.reading().levels
 
     @builtins.property
     def shown(self) -> str:
@@ -82,6 +87,7 @@ class LineResult(_Model):
     force_evidence: str
     property_evidence: str
     negated: list[str]
+    second_opinion: str = ""
     objective: str | None
     label_exceeds: bool | None
     predicted_exceeds: bool | None
@@ -96,7 +102,7 @@ class LineResult(_Model):
 class ValidationReport(_Model):
     """All figures of one validation run."""
 
-    lexicon_version: str
+    lexicon_version: str  # the classifier's ("2026.12-4+model.2026.12-1"), or the lexicon's alone (lexicon_only)
     n: int
     force: ScaleReport
     property: ScaleReport
@@ -168,16 +174,21 @@ def validate(
     examples: Sequence[tuple[int, LabelledText]],
     allowances: Mapping[str, HarmAllowance] | None = None,
     classifier: Callable[[str], HarmLevels] | None = None,
+    lexicon_only: bool = False,
 ) -> ValidationReport:
     """Classify ``(line number, labelled text)`` pairs and compare with their labels.
 
     The exceeds-allowance decision is scored over the lines that name an objective, with allowances from
     ``allowances`` (default: the bundled objectives); it is None when no line names one. ``classifier`` replaces
-    the bundled one (it gets each line's text).
+    the bundled one (it gets each line's text); ``lexicon_only`` scores the bundled classifier's first stage alone.
     """
     lines: list[LineResult] = []
     for number, example in examples:
-        got = classifier(example.shown) if classifier is not None else example.classified()
+        if classifier is not None:
+            got = classifier(example.shown)
+        else:
+            reading = example.reading()
+            got = reading.lexicon if lexicon_only else reading.levels
         label_exceeds = predicted_exceeds = None
         if example.objective is not None:
             allowance = allowances[example.objective] if allowances is not None else allowance_for(example.objective)
@@ -194,6 +205,7 @@ def validate(
                 force_evidence=got.force_evidence,
                 property_evidence=got.property_evidence,
                 negated=got.negated,
+                second_opinion=got.second_opinion,
                 objective=example.objective,
                 label_exceeds=label_exceeds,
                 predicted_exceeds=predicted_exceeds,
@@ -201,7 +213,7 @@ def validate(
         )
     decided = [r for r in lines if r.label_exceeds is not None and r.predicted_exceeds is not None]
     return ValidationReport(
-        lexicon_version=load_lexicon().version,
+        lexicon_version=load_lexicon().version if lexicon_only else classifier_version(),
         n=len(lines),
         force=scale_report("force", [r.force for r in lines], [r.predicted_force for r in lines]),
         property=scale_report("property", [r.property for r in lines], [r.predicted_property for r in lines]),
