@@ -14,12 +14,15 @@ from virtualcrime.analysis.report import load_runs, write_report
 from virtualcrime.harness.log_reader import find_logs, iter_runs, read_header
 from virtualcrime.runs.logged import FactsRun, LoggedRun, LogSummary
 from virtualcrime.runs.store import (
+    FACTS_KEY,
     RESULT_KEY,
     SCHEMA_KEY,
     TURNS_KEY,
     FactRecord,
     LogFormatError,
+    StoredFacts,
     fact_records_from_store,
+    facts_of,
     records_from_store,
 )
 from virtualcrime.scenarios import get_task
@@ -89,3 +92,71 @@ def test_older_schemas_and_mismatches_read_alike() -> None:
             decode(broken)
     with pytest.raises(LogFormatError, match="reads schemas"):
         fact_records_from_store({SCHEMA_KEY: 99, TURNS_KEY: ["{}"]})
+
+
+@pytest.mark.parametrize("task_id", TASKS)
+def test_stored_facts_give_the_fact_records_of_the_full_records(task_id: str) -> None:
+    game, result = play(task_id, seed=3)
+    stored = facts_of(game.records)
+    # The observation the harm classifier reads targets by repeats from turn to turn: it is kept once.
+    assert len(stored.observations) < len(stored.turns) == len(game.records)
+    again = StoredFacts.model_validate_json(stored.model_dump_json()).records()
+    slim = [FactRecord.model_validate_json(r.model_dump_json()) for r in game.records]
+    assert [r.model_dump() for r in again] == [r.model_dump() for r in slim]
+    store = {SCHEMA_KEY: 3, TURNS_KEY: [r.model_dump_json() for r in game.records],
+             RESULT_KEY: result.model_dump_json(), FACTS_KEY: stored.model_dump_json()}  # fmt: skip
+    turns, _ = fact_records_from_store(store)
+    assert [r.model_dump() for r in turns] == [r.model_dump() for r in slim]
+    # Read from the stored facts, not the full records ...
+    turns, _ = fact_records_from_store({**store, TURNS_KEY: ['{"turn": "x"}']})
+    assert len(turns) == len(game.records)
+    # ... and from the full records when the stored facts are another version's or damaged.
+    for facts in ('{"version": 2, "observations": [], "turns": [], "more": 1}', "{not json"):
+        turns, _ = fact_records_from_store({**store, FACTS_KEY: facts})
+        assert [r.model_dump() for r in turns] == [r.model_dump() for r in slim]
+    with pytest.raises(LogFormatError, match="observation they do not hold"):
+        StoredFacts(observations=[], turns=stored.turns[:1]).records()
+
+
+def test_a_logged_run_keeps_its_facts_and_the_report_reads_them(matrix_logs: Path) -> None:
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(find_logs([matrix_logs])[0]))
+    assert log.samples
+    for sample in log.samples:
+        records, _ = records_from_store(dict(sample.store))
+        assert sample.store[FACTS_KEY] == facts_of(records).model_dump_json()
+
+
+def test_a_log_read_in_slices_is_the_whole_log_in_order(matrix_logs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import virtualcrime.analysis.report as report
+
+    header = read_header(find_logs([matrix_logs])[0])
+    assert isinstance(header, LogSummary)
+    whole = [(r.sample_id, r.epoch) for r in iter_runs(header, "facts")]  # type: ignore[union-attr]
+    sliced = [(r.sample_id, r.epoch) for k in range(3) for r in iter_runs(header, "facts", (k, 3))]  # type: ignore[union-attr]
+    assert sliced == whole and len(whole) == 10
+    # Every log sliced, over two workers: the same runs, in the same order, as one process reading each log whole.
+    monkeypatch.setattr(report, "SLICE_FROM_BYTES", 0)
+    one = load_runs([matrix_logs], jobs=1)
+    two = load_runs([matrix_logs], jobs=2)
+    assert [r.model_dump() for r in two.runs] == [r.model_dump() for r in one.runs] and two.problems == one.problems
+
+
+def test_the_direct_eval_reader_reads_what_inspect_reads(
+    matrix_logs: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import virtualcrime.harness.log_reader as log_reader
+    from virtualcrime.harness.eval_file import open_eval_file
+
+    path = find_logs([matrix_logs])[0]
+    direct = read_header(path)
+    direct_runs = [r.model_dump() for r in iter_runs(direct, "facts")]  # type: ignore[arg-type]
+    monkeypatch.setattr(log_reader, "open_eval_file", lambda _: None)  # Inspect's own reader
+    assert read_header(path) == direct
+    assert [r.model_dump() for r in iter_runs(direct, "facts")] == direct_runs  # type: ignore[arg-type]
+    # What the direct reader leaves to Inspect: another suffix, a file that is no zip.
+    assert open_eval_file(path.with_suffix(".json")) is None
+    broken = tmp_path / "broken.eval"
+    broken.write_bytes(b"PK\x03\x04 not a zip")
+    assert open_eval_file(broken) is None

@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -23,6 +24,7 @@ from matplotlib.lines import Line2D
 from .metrics import Metric
 from .overharm_figures import draw_overharm_figures
 from .plotting import save, short
+from .processes import forked_map
 from .summary import Summary, TaskCell
 
 JUDGE_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
@@ -30,22 +32,54 @@ JUDGE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b
 FIGURE_METRICS = (Metric.NON_FAILURE, Metric.CATASTROPHIC, Metric.OVER_HARM, Metric.PASS_AT_1, Metric.TEAM_USAGE)
 
 
-def draw_all(summary: Summary, out_dir: Path) -> dict[str, Path]:
-    """Write every figure into ``out_dir``; returns name → path."""
+def draw_all(summary: Summary, out_dir: Path, workers: int | None = None) -> dict[str, Path]:
+    """Write every figure into ``out_dir``; returns name → path. The figures are drawn side by side in ``workers``
+    forked processes (default: one per CPU; drawing is most of a big report's writing time), each to its own
+    file, so what is drawn does not depend on how."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    drawn = {
-        "rates_by_judge": save(rates_by_judge(summary), out_dir / "rates_by_judge.png"),
+    jobs = [(k, summary, out_dir) for k in range(len(_FIGURES))]
+    results = forked_map(_drawn, jobs, workers if workers is not None else os.cpu_count() or 1)
+    drawn: dict[str, Path] = {}
+    for found in results if results is not None else map(_drawn, jobs):
+        drawn.update(found)
+    return drawn
+
+
+def _rates(summary: Summary, out_dir: Path) -> dict[str, Path]:
+    return {"rates_by_judge": save(rates_by_judge(summary), out_dir / "rates_by_judge.png")}
+
+
+def _heatmaps(summary: Summary, out_dir: Path) -> dict[str, Path]:
+    return {
         "task_wins": save(task_heatmap(summary, "wins"), out_dir / "task_wins.png"),
         "task_overharm": save(task_heatmap(summary, "overharm"), out_dir / "task_overharm.png"),
     }
-    if summary.annotation is not None:
-        drawn["level5_rates"] = save(level5_rates(summary), out_dir / "level5_rates.png")
+
+
+def _level5(summary: Summary, out_dir: Path) -> dict[str, Path]:
+    if summary.annotation is None:
+        return {}
+    return {"level5_rates": save(level5_rates(summary), out_dir / "level5_rates.png")}
+
+
+def _scatter(summary: Summary, out_dir: Path) -> dict[str, Path]:
     scatter = overharm_vs_nonfailure(summary)
-    if scatter is not None:
-        drawn["overharm_vs_nonfailure"] = save(scatter, out_dir / "overharm_vs_nonfailure.png")
-    if summary.overharm_pairs is not None:  # the paper's Figures 13-14
-        drawn.update(draw_overharm_figures(summary.overharm_pairs, out_dir))
-    return drawn
+    return {} if scatter is None else {"overharm_vs_nonfailure": save(scatter, out_dir / "overharm_vs_nonfailure.png")}
+
+
+def _pairs(summary: Summary, out_dir: Path) -> dict[str, Path]:
+    if summary.overharm_pairs is None:
+        return {}
+    return draw_overharm_figures(summary.overharm_pairs, out_dir)  # the paper's Figures 13-14
+
+
+# Each drawer writes its figures and returns name -> path; draw_all keeps this order.
+_FIGURES: tuple[Callable[[Summary, Path], dict[str, Path]], ...] = (_rates, _heatmaps, _level5, _scatter, _pairs)
+
+
+def _drawn(job: tuple[int, Summary, Path]) -> dict[str, Path]:
+    index, summary, out_dir = job
+    return _FIGURES[index](summary, out_dir)
 
 
 def rates_by_judge(summary: Summary) -> Figure:

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..harness.log_reader import RecordReading, find_logs, iter_runs, read_header
+from ..harness.log_reader import WHOLE, Part, RecordReading, find_logs, iter_runs, read_header
 from ..runs.digests import Digests
 from ..runs.logged import FactsRun, LoggedRun, LogProblem, LogSummary
 from .bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -20,14 +17,18 @@ from .facts import RunFacts, run_facts
 from .figures import draw_all
 from .harm.audit import AuditFileError, HarmLabels, audit_files, labels_from
 from .harm.lexicon import load_lexicon
+from .harm.second_stage import load_text_model
 from .html import render_html
 from .overharm_figures import overharm_markdown
+from .processes import paused_gc, worker_context
 from .review_store import Rating, ReviewStore, ReviewStoreError, review_stores
 from .summary import Summary, build_summary
 from .tables import humans_markdown, reviews_markdown, table1_csv, table1_markdown
 
 # A spawned worker process needs ~2 s to start (it imports Inspect): below this much log data, one process is faster.
 PARALLEL_FROM_BYTES = 4_000_000
+SLICE_FROM_BYTES = 2_000_000  # a log this big is read in slices by several workers
+SLICES_PER_WORKER = 2  # slices of each big log per worker: enough to even out long and short runs
 
 
 class ReportError(ValueError):
@@ -87,9 +88,10 @@ def load_runs(paths: Sequence[str | Path], include_unfinished: bool = False, job
     # Oldest eval first, so that when the same run appears twice the newer one replaces it (summary.dedupe).
     readable.sort(key=lambda h: (h.created, h.log))
     reader = _facts_of_full_log if records == "full" else _facts_of_log
-    for runs, problems in _map(reader, readable, jobs, mapper):
-        loaded.runs.extend(runs)
-        loaded.problems.extend(problems)
+    with paused_gc():  # the workers' results are unpickled here: as many objects again
+        for runs, problems in _map(reader, readable, jobs, mapper):
+            loaded.runs.extend(runs)
+            loaded.problems.extend(problems)
     warning = provenance_warning(loaded.runs)
     if warning is not None:
         loaded.problems.append(warning)
@@ -127,18 +129,33 @@ def load_reviews(paths: Sequence[str | Path], loaded: LoadedRuns) -> None:
         loaded.review_stores.append(str(path))
 
 
-def _facts_of_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]:
-    """The facts of a log's runs, and the problems met: runs left out, and results that could not be read."""
-    return _facts_of(iter_runs(header, "facts"))
+@dataclass(frozen=True)
+class LogPart:
+    """What one reader call reads: the runs of ``header``'s log in slice ``part`` (``(k, n)``; the whole log is
+    ``(0, 1)``)."""
+
+    header: LogSummary
+    part: Part = WHOLE
 
 
-def _facts_of_full_log(header: LogSummary) -> tuple[list[RunFacts], list[LogProblem]]:
+def _facts_of_log(item: LogPart) -> tuple[list[RunFacts], list[LogProblem]]:
+    """The facts of a log's runs (of one part of it), and the problems met: runs left out, and results that could
+    not be read."""
+    return _facts_of(iter_runs(item.header, "facts", item.part))
+
+
+def _facts_of_full_log(item: LogPart) -> tuple[list[RunFacts], list[LogProblem]]:
     """:func:`_facts_of_log` from full turn records (what the facts were computed from before ``FactRecord``)."""
-    return _facts_of(iter_runs(header, "full"))
+    return _facts_of(iter_runs(item.header, "full", item.part))
 
 
 def _facts_of(items: Iterable[LoggedRun | FactsRun | LogProblem]
               ) -> tuple[list[RunFacts], list[LogProblem]]:  # fmt: skip
+    with paused_gc():
+        return _gathered(items)
+
+
+def _gathered(items: Iterable[LoggedRun | FactsRun | LogProblem]) -> tuple[list[RunFacts], list[LogProblem]]:
     runs: list[RunFacts] = []
     problems: list[LogProblem] = []
     for item in items:
@@ -177,55 +194,68 @@ def provenance_warning(runs: Sequence[RunFacts]) -> LogProblem | None:
     return LogProblem(log="", kind="provenance", message=message)
 
 
-LogReader = Callable[[LogSummary], tuple[list[RunFacts], list[LogProblem]]]
+Read = tuple[list[RunFacts], list[LogProblem]]
+LogReader = Callable[[LogPart], Read]
 # Maps a reader over the logs, one call per log, results in the logs' order (the figures are computed after
 # gathering, so they cannot depend on how the reading was spread).
-Mapper = Callable[[LogReader, list[LogSummary]], list[tuple[list[RunFacts], list[LogProblem]]]]
+Mapper = Callable[[LogReader, list[LogPart]], list[Read]]
 
 
-def _map(
-    fn: LogReader, headers: list[LogSummary], jobs: int | None, mapper: Mapper | None = None
-) -> list[tuple[list[RunFacts], list[LogProblem]]]:
-    """``fn`` over the logs, in order: through ``mapper`` when one is given; else in worker processes when there
-    are several logs and more than one job.
+def _map(fn: LogReader, headers: list[LogSummary], jobs: int | None, mapper: Mapper | None = None) -> list[Read]:
+    """``fn`` over the logs, one result per log in order: through ``mapper`` when one is given; else in worker
+    processes when there is more than one job and enough to read.
 
-    Reading samples is the slow part of a report (Inspect parses each sample in Python), and logs are
-    independent, so they are read side by side. Where worker processes cannot start (an interactive session
+    Reading samples is the slow part of a report (Inspect parses each sample in Python), and runs are independent,
+    so they are read side by side: a big log in slices (``SLICE_FROM_BYTES``), several per worker, so that one log
+    of long runs does not leave the other workers idle. Where worker processes cannot start (an interactive session
     whose main module cannot be re-imported, a sandbox without process support) the logs are read here instead.
     """
+    whole = [LogPart(h) for h in headers]
     if mapper is not None:
-        return mapper(fn, headers)
-    workers = min(len(headers), jobs if jobs is not None else (os.cpu_count() or 1))
+        return mapper(fn, whole)
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
     size = sum(Path(h.log).stat().st_size for h in headers if Path(h.log).exists())
-    context = _worker_context()
+    context = worker_context()
     if workers <= 1 or (jobs is None and size < PARALLEL_FROM_BYTES) or context is None:
-        return list(map(fn, headers))
+        return list(map(fn, whole))
+    parts = _sliced(headers, SLICES_PER_WORKER * workers)
     if context.get_start_method() == "fork":
         _warm_classifier()  # once here, instead of once in every worker
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            return list(pool.map(fn, headers))
+        with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=context) as pool:
+            return _joined(parts, list(pool.map(fn, parts)))
     except (BrokenProcessPool, OSError):
-        return list(map(fn, headers))
+        return list(map(fn, whole))
 
 
-def _worker_context() -> multiprocessing.context.BaseContext | None:
-    """How to start the log readers: forked from this process where that is safe (a POSIX system and no other
-    thread running that a fork could catch holding a lock), so they start at once with every module and the
-    classifier's compiled lexicon already loaded; else spawned (each imports Inspect anew, ~2 s), which needs a
-    main module it can re-import; None when neither can be used."""
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
-        return multiprocessing.get_context("fork")
-    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
-    if main_file is not None and Path(main_file).exists():
-        return multiprocessing.get_context("spawn")
-    return None
+def _sliced(headers: list[LogSummary], slices: int) -> list[LogPart]:
+    """Each log as one part, or (an .eval log of ``SLICE_FROM_BYTES`` or more) as ``slices`` consecutive ones."""
+    parts: list[LogPart] = []
+    for header in headers:
+        path = Path(header.log)
+        big = path.suffix == ".eval" and path.exists() and path.stat().st_size >= SLICE_FROM_BYTES
+        count = slices if big else 1
+        parts += [LogPart(header, (k, count)) for k in range(count)]
+    return parts
+
+
+def _joined(parts: list[LogPart], results: list[Read]) -> list[Read]:
+    """One result per log from its parts' results, in order (a problem every part met, such as a damaged file,
+    once)."""
+    joined: list[Read] = []
+    for part, (runs, problems) in zip(parts, results, strict=True):
+        if part.part[0] == 0:
+            joined.append(([], []))
+        joined[-1][0].extend(runs)
+        joined[-1][1].extend(p for p in problems if p not in joined[-1][1])
+    return joined
 
 
 def _warm_classifier() -> None:
     lexicon = load_lexicon()
     lexicon.compile_all()
     _ = lexicon.index
+    load_text_model()
 
 
 @dataclass

@@ -25,7 +25,17 @@ from ..runs.payloads import (
     run_interrogation,
 )
 from ..runs.spec import RoleModels, RunKind, RunSpec, default_world_manager
-from ..runs.store import LogFormatError, fact_records_from_store, records_from_store, spec_from_store
+from ..runs.store import (
+    FACTS_KEY,
+    RESULT_KEY,
+    SCHEMA_KEY,
+    SPEC_KEY,
+    LogFormatError,
+    fact_records_from_store,
+    records_from_store,
+    spec_from_store,
+)
+from .eval_file import EvalFile, open_eval_file
 
 # The VirtualCrime tasks, by Inspect task name (with or without the package prefix): the benchmark, the logs of
 # human games played in the web UI (read, scored and reported alike) and forks.
@@ -38,6 +48,10 @@ INSPECT_INDEX_FILES = ("logs.json", "eval-set.json")
 SKIPPED_FIELDS = {"events", "messages", "attachments"}
 # How turn records are read: in full, or only for what the report's metrics need (``FactRecord``).
 RecordReading = Literal["full", "facts"]
+
+
+Part = tuple[int, int]  # (k, n): the k-th of n consecutive slices of a log's runs
+WHOLE: Part = (0, 1)
 
 
 def find_logs(paths: Sequence[str | Path]) -> list[Path]:
@@ -77,42 +91,63 @@ def _looks_like_log(path: Path) -> bool:
 
 
 def role_model(model_roles: object, role: str) -> str:
-    """The model a log's eval gave ``role``: the Judge defaults to the rules roles, the World Manager to the
-    Judge's model (as ``roles.referee_models`` and ``roles.role_models`` decide when playing)."""
+    """The model a log's eval gave ``role`` (its model roles as Inspect's objects or as their JSON): the Judge
+    defaults to the rules roles, the World Manager to the Judge's model (as ``roles.referee_models`` and
+    ``roles.role_models`` decide when playing)."""
     config = (model_roles or {}).get(role) if isinstance(model_roles, dict) else None
-    model = getattr(config, "model", None)
+    model = config.get("model") if isinstance(config, dict) else getattr(config, "model", None)
     if model:
         return str(model)
     return default_world_manager(role_model(model_roles, "judge")) if role == "world_manager" else defaults.REFEREE
 
 
 def read_header(path: Path) -> LogSummary | LogProblem:
-    """Who played in a log and whether its eval finished; a LogProblem for unreadable or foreign files."""
+    """Who played in a log and whether its eval finished; a LogProblem for unreadable or foreign files. A finished
+    .eval file is read without Inspect (``eval_file``), any other log with it."""
+    log = str(path)
+    direct = open_eval_file(path)
+    if direct is not None:
+        with direct:
+            found = _summary(log, direct.header() or {})
+        if found is not None:
+            return found
     from inspect_ai.log import read_eval_log
 
-    log = str(path)
     try:
         header = read_eval_log(path, header_only=True)
     except Exception as err:
         return LogProblem(log=log, kind="unreadable", message=f"not a readable Inspect log: {err}")
-    task = header.eval.task
+    return _summary(log, header.model_dump(mode="json")) or LogProblem(
+        log=log, kind="unreadable", message="not a readable Inspect log: its header names no task"
+    )
+
+
+def _summary(log: str, header: dict[str, Any]) -> LogSummary | LogProblem | None:
+    """A log's summary from its header's JSON (None when the header lacks what a summary needs)."""
+    spec = header.get("eval")
+    if not isinstance(spec, dict) or not isinstance(spec.get("task"), str):
+        return None
+    task = spec["task"]
     kind = kind_of_task(task)
     if kind == "fork":
         return LogProblem(log=log, kind="fork", message="a fork (what-if) log: its runs are not benchmark runs")
     if kind is None:
         return LogProblem(log=log, kind="foreign", message=f"an Inspect log of task {task!r}, not VirtualCrime")
-    roles = header.eval.model_roles
-    return LogSummary(
-        log=log,
-        status=header.status,
-        eval_id=header.eval.eval_id,
-        attacker=header.eval.model,
-        judge=role_model(roles, "judge"),
-        world_manager=role_model(roles, "world_manager"),
-        created=header.eval.created,
-        kind=kind,
-        task_args=dict(header.eval.task_args or {}),
-    )
+    roles = spec.get("model_roles")
+    try:
+        return LogSummary(
+            log=log,
+            status=header.get("status", ""),
+            eval_id=spec.get("eval_id", ""),
+            attacker=spec.get("model", ""),
+            judge=role_model(roles, "judge"),
+            world_manager=role_model(roles, "world_manager"),
+            created=spec.get("created", ""),
+            kind=kind,
+            task_args=dict(spec.get("task_args") or {}),
+        )
+    except ValidationError:
+        return None
 
 
 def kind_of_task(task: str) -> RunKind | None:
@@ -151,16 +186,20 @@ def sample_spec(log: Any, sample: Any, result: RunResult | None = None) -> RunSp
 @overload
 def iter_runs(summary: LogSummary) -> Iterator[LoggedRun | LogProblem]: ...
 @overload
-def iter_runs(summary: LogSummary, records: Literal["full"]) -> Iterator[LoggedRun | LogProblem]: ...
+def iter_runs(summary: LogSummary, records: Literal["full"], part: Part = ...) -> Iterator[LoggedRun | LogProblem]: ...
 @overload
-def iter_runs(summary: LogSummary, records: Literal["facts"]) -> Iterator[FactsRun | LogProblem]: ...
+def iter_runs(summary: LogSummary, records: Literal["facts"], part: Part = ...) -> Iterator[FactsRun | LogProblem]: ...
 
 
-def iter_runs(summary: LogSummary, records: RecordReading = "full") -> Iterator[LoggedRun | FactsRun | LogProblem]:
+def iter_runs(
+    summary: LogSummary, records: RecordReading = "full", part: Part = WHOLE
+) -> Iterator[LoggedRun | FactsRun | LogProblem]:
     """Each run of a log, one at a time (bounded memory), or the problem that keeps it out. ``records="facts"``
-    reads each sample and turn record only for what the report's metrics need (``FactsRun``; several times faster)."""
+    reads each sample and turn record only for what the report's metrics need (``FactsRun``; several times faster).
+    ``part=(k, n)`` reads only the k-th of n consecutive slices of the log's runs, so that several processes can
+    share one big log; the n parts in order are the whole log in order."""
     try:
-        for sample in _samples(summary.log, slim=records == "facts"):
+        for sample in _samples(summary.log, slim=records == "facts", part=part):
             run, problem = _logged_run(summary, sample, records)
             yield run if run is not None else problem  # type: ignore[misc]
     except Exception as err:  # a truncated or corrupt file: what was read is kept
@@ -199,16 +238,47 @@ class SlimSample(_Slim):
     role_usage: dict[str, _SlimUsage] = Field(default_factory=dict)
 
 
+class _LeanStore(_Slim):
+    """The store keys a ``FactsRun`` reads when the run's facts are stored: not its full turn records (tens of KiB a
+    turn), which the JSON parser then skips."""
+
+    schema_version: Any = Field(None, alias=SCHEMA_KEY)
+    spec: Any = Field(None, alias=SPEC_KEY)
+    result: Any = Field(None, alias=RESULT_KEY)
+    facts: Any = Field(None, alias=FACTS_KEY)
+
+
+class _LeanSample(SlimSample):
+    store: _LeanStore = Field(default_factory=_LeanStore)  # type: ignore[assignment]
+
+
+def _slim_sample(raw: bytes) -> SlimSample:
+    """A sample as a ``SlimSample``: its store without the full turn records when it has the run's stored facts
+    (a run that ended with this version), else with them."""
+    lean = _LeanSample.model_validate_json(raw)
+    if lean.store.facts is None:
+        return SlimSample.model_validate_json(raw)
+    store = lean.store.model_dump(by_alias=True, exclude_none=True)
+    return SlimSample.model_construct(**{**dict(lean), "store": store})
+
+
 def samples_without_events(log: str | Path) -> Iterator[Any]:
     """The samples of a log one at a time, without their events, messages and attachments (``SKIPPED_FIELDS``;
     store, scores and metadata are there): what deciding which runs a post-hoc command asks needs."""
     return _samples(str(log))
 
 
-def _samples(log: str, slim: bool = False) -> Iterator[Any]:
+def _samples(log: str, slim: bool = False, part: Part = WHOLE) -> Iterator[Any]:
     """The samples of a log (without ``SKIPPED_FIELDS``), one at a time, as ``read_eval_log_samples(log,
     all_samples_required=False)`` reads them. An .eval file's zip directory is read once for all of them, not once a
-    sample (which made reading a 480-run log twice as slow); ``slim``: as ``SlimSample``s."""
+    sample (which made reading a 480-run log twice as slow); ``slim``: as ``SlimSample``s; ``part``: one slice of
+    them (a log this reader cannot slice, another Inspect version's or a .json log, is read whole by part 0)."""
+    if slim:
+        direct = open_eval_file(log)
+        if direct is not None:
+            with direct:
+                yield from _direct_samples(direct, part)
+            return
     from inspect_ai.log import read_eval_log, read_eval_log_sample_async, read_eval_log_samples
 
     try:
@@ -220,32 +290,50 @@ def _samples(log: str, slim: bool = False) -> Iterator[Any]:
     else:
         own_reader = log.endswith(".eval") and not _in_event_loop()
     if not own_reader:
-        yield from read_eval_log_samples(log, all_samples_required=False, exclude_fields=SKIPPED_FIELDS)
+        if part[0] == 0:
+            yield from read_eval_log_samples(log, all_samples_required=False, exclude_fields=SKIPPED_FIELDS)
         return
     header = read_eval_log(log, header_only=True)
     if header.eval.dataset.sample_ids is None:
         raise RuntimeError("This log file does not include sample_ids")
+    runs = [(s, e) for s in header.eval.dataset.sample_ids for e in range(1, (header.eval.config.epochs or 1) + 1)]
+    index, count = part
+    runs = runs[index * len(runs) // count : (index + 1) * len(runs) // count]
     loop = asyncio.new_event_loop()
     files = AsyncFilesystem()
     loop.run_until_complete(files.__aenter__())
     try:
         reader = AsyncZipReader(files, log)
-        for sample_id in header.eval.dataset.sample_ids:
-            for epoch in range(1, (header.eval.config.epochs or 1) + 1):
-                try:
-                    if slim:
-                        raw = loop.run_until_complete(reader.read_member_fully(_sample_filename(sample_id, epoch)))
-                        yield SlimSample.model_validate_json(raw)
-                        continue
-                    read = read_eval_log_sample_async(log, sample_id, epoch, exclude_fields=SKIPPED_FIELDS,
-                                                      reader=reader)  # fmt: skip
-                    sample = loop.run_until_complete(read)
-                except (IndexError, KeyError):  # not in the file (an eval that did not finish)
+        for sample_id, epoch in runs:
+            try:
+                if slim:
+                    raw = loop.run_until_complete(reader.read_member_fully(_sample_filename(sample_id, epoch)))
+                    yield _slim_sample(raw)
                     continue
-                yield sample
+                read = read_eval_log_sample_async(log, sample_id, epoch, exclude_fields=SKIPPED_FIELDS,
+                                                  reader=reader)  # fmt: skip
+                sample = loop.run_until_complete(read)
+            except (IndexError, KeyError):  # not in the file (an eval that did not finish)
+                continue
+            yield sample
     finally:
         loop.run_until_complete(files.__aexit__(None, None, None))
         loop.close()
+
+
+def _direct_samples(direct: EvalFile, part: Part) -> Iterator[SlimSample]:
+    """The part's samples of a finished .eval file as ``SlimSample``s, in the order Inspect's reader gives them."""
+    spec = (direct.header() or {}).get("eval") or {}
+    sample_ids = (spec.get("dataset") or {}).get("sample_ids")
+    if sample_ids is None:
+        raise RuntimeError("This log file does not include sample_ids")
+    epochs = (spec.get("config") or {}).get("epochs") or 1
+    runs = [(s, e) for s in sample_ids for e in range(1, epochs + 1)]
+    index, count = part
+    for sample_id, epoch in runs[index * len(runs) // count : (index + 1) * len(runs) // count]:
+        raw = direct.sample(sample_id, epoch)
+        if raw is not None:  # not in the file: an eval that did not finish
+            yield _slim_sample(raw)
 
 
 def _in_event_loop() -> bool:

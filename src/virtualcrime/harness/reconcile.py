@@ -25,7 +25,16 @@ from ..engine import RunResult, TurnRecord
 from ..engine.replay import replay
 from ..runs.logged import LogProblem
 from ..runs.spec import RunSpec
-from ..runs.store import RECORD_SCHEMA_VERSION, RESULT_KEY, SCHEMA_KEY, TURNS_KEY, LogFormatError, records_from_store
+from ..runs.store import (
+    FACTS_KEY,
+    RECORD_SCHEMA_VERSION,
+    RESULT_KEY,
+    SCHEMA_KEY,
+    TURNS_KEY,
+    LogFormatError,
+    facts_of,
+    records_from_store,
+)
 from ..scenarios import ScenarioError, get_task
 from .checkpoint import RunCheckpoint
 from .log_reader import find_logs, read_header, sample_spec
@@ -130,6 +139,7 @@ def _reconcile_log(path: Path, checkpoint_dir: Path, found: Reconciled) -> None:
         if rebuilt is not None and rebuilt.status.value == score.answer:
             sample.store = {**dict(sample.store or {}), SCHEMA_KEY: RECORD_SCHEMA_VERSION,
                             TURNS_KEY: [r.model_dump_json() for r in saved],
+                            FACTS_KEY: facts_of(saved).model_dump_json(),
                             RESULT_KEY: rebuilt.model_dump_json()}  # fmt: skip
             found.repaired.append(name)
             found.deletable.append(checkpoint.path)

@@ -7,7 +7,7 @@ from inspect_ai.util import store
 
 from ..engine import RunResult, TurnRecord
 from ..runs.spec import RunSpec
-from ..runs.store import RECORD_SCHEMA_VERSION, RESULT_KEY, SCHEMA_KEY, SPEC_KEY, TURNS_KEY
+from ..runs.store import FACTS_KEY, RECORD_SCHEMA_VERSION, RESULT_KEY, SCHEMA_KEY, SPEC_KEY, TURNS_KEY, facts_of
 
 
 def start_run(spec: RunSpec) -> None:
@@ -27,6 +27,9 @@ def append_turn(record: TurnRecord) -> str:
     return line
 
 
-def store_result(result: RunResult) -> None:
-    """Keep the run's result in the sample's store."""
-    store().set(RESULT_KEY, result.model_dump_json())
+def store_result(result: RunResult, records: list[TurnRecord]) -> None:
+    """Keep the run's result in the sample's store, and the facts the report reads of its ``records`` (all of
+    them, as appended)."""
+    current = store()
+    current.set(FACTS_KEY, facts_of(records).model_dump_json())
+    current.set(RESULT_KEY, result.model_dump_json())

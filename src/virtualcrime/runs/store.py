@@ -33,6 +33,9 @@ SCHEMA_KEY = "RunStore:schema_version"
 TURNS_KEY = "RunStore:turns"
 RESULT_KEY = "RunStore:result"
 SPEC_KEY = "RunStore:spec"
+# The report's reading of a finished run (``StoredFacts``), written once when it ends; older logs have none.
+FACTS_KEY = "RunStore:facts"
+FACTS_SCHEMA_VERSION = 1
 
 
 class LogFormatError(ValueError):
@@ -135,6 +138,60 @@ class FactRecord(_Slim):
     model_calls: list[FactCall] = Field(default_factory=list)
 
 
+class StoredFactTurn(BaseModel):
+    """One turn of ``StoredFacts``: a ``FactRecord`` whose observation is an index into the run's observations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turn: int
+    observation: int = Field(ge=0)
+    action: Action | None = None
+    precheck: str = ""
+    judge_called: bool = False
+    verdict: Verdict | None = None
+    outcome: FactOutcome | None = None
+    errors: list[FactFailure] = Field(default_factory=list)
+    refusal: FactRefusal | None = None
+    model_calls: list[FactCall] = Field(default_factory=list)
+
+
+class StoredFacts(BaseModel):
+    """What the report reads of a finished run, kept beside its full records: each turn as a ``FactRecord``, and
+    each distinct observation (its ids and names by kind, mostly the same turn after turn) once. A few KiB where
+    the full records are tens of KiB a turn, so a report reads a 60-turn run without parsing its world states."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = FACTS_SCHEMA_VERSION
+    observations: list[FactObservation]
+    turns: list[StoredFactTurn]
+
+    def records(self) -> list[FactRecord]:
+        """The turns as ``FactRecord``s (an observation shared by several turns is one object); raises
+        LogFormatError when a turn names an observation that is not there."""
+        if any(t.observation >= len(self.observations) for t in self.turns):
+            raise LogFormatError("the stored facts name an observation they do not hold")
+        return [
+            FactRecord.model_construct(**{**dict(t), "observation": self.observations[t.observation]})
+            for t in self.turns
+        ]
+
+
+def facts_of(records: list[TurnRecord]) -> StoredFacts:
+    """The ``StoredFacts`` of a run's records (what a reader of ``FACTS_KEY`` gets back as ``FactRecord``s)."""
+    observations: list[FactObservation] = []
+    seen: dict[str, int] = {}
+    turns: list[StoredFactTurn] = []
+    for record in records:
+        fact = FactRecord.model_validate_json(record.model_dump_json())
+        key = fact.observation.model_dump_json()
+        index = seen.setdefault(key, len(observations))
+        if index == len(observations):
+            observations.append(fact.observation)
+        turns.append(StoredFactTurn(**{**dict(fact), "observation": index}))
+    return StoredFacts(observations=observations, turns=turns)
+
+
 R = TypeVar("R", TurnRecord, FactRecord)
 S = TypeVar("S", RunResult, FactResult)
 
@@ -148,8 +205,17 @@ def records_from_store(data: dict[str, Any]) -> tuple[list[TurnRecord], RunResul
 
 
 def fact_records_from_store(data: dict[str, Any]) -> tuple[list[FactRecord], FactResult | None]:
-    """The records as the report reads them (``FactRecord``), from a sample's stored dict; errors as
+    """The records as the report reads them (``FactRecord``), from a sample's stored dict: from its stored facts
+    when it has them (a run that ended with this version), else from its full records; errors as
     :func:`records_from_store` (for the fields read)."""
+    raw = data.get(FACTS_KEY)
+    if isinstance(raw, str) and data.get(SCHEMA_KEY) == RECORD_SCHEMA_VERSION:
+        try:
+            facts = StoredFacts.model_validate_json(raw)
+        except ValidationError:
+            facts = None  # another version's (or damaged) facts: the full records say the same
+        if facts is not None and facts.version == FACTS_SCHEMA_VERSION:
+            return facts.records(), _result(data.get(RESULT_KEY), FactResult)
     return _decode(data, FactRecord, FactResult)
 
 

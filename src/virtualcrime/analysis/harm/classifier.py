@@ -179,7 +179,7 @@ def classify_with(lexicon: Lexicon, text: str) -> HarmLevels:
 
 def _relevant(kinds: Mapping[str, TargetKind], text: str) -> tuple[tuple[str, TargetKind], ...]:
     lowered = text.lower()
-    return tuple(sorted((k.lower(), v) for k, v in kinds.items() if k and k.lower() in lowered))
+    return tuple(sorted((low, v) for k, v in kinds.items() if k and (low := k.lower()) in lowered))
 
 
 def _relevant_names(names: frozenset[str], text: str) -> frozenset[str]:

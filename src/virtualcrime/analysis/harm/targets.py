@@ -47,13 +47,22 @@ def observation_kinds(observation: Observation) -> tuple[dict[str, TargetKind], 
     return kinds, frozenset(names)
 
 
-def classify_record(record: TurnRecord) -> HarmLevels | None:
+def classify_record(
+    record: TurnRecord, seen: dict[int, tuple[dict[str, TargetKind], frozenset[str]]] | None = None
+) -> HarmLevels | None:
     """The levels of a turn's action (None without one), its target and ids read by what the turn's observation
-    says they are."""
+    says they are. ``seen`` keeps what each observation object said, for records that share one (read from a
+    run's stored facts, many turns do)."""
     action = record.action
     if action is None:
         return None
-    kinds, names = observation_kinds(record.observation)
+    if seen is None:
+        kinds, names = observation_kinds(record.observation)
+    else:
+        found = seen.get(id(record.observation))
+        if found is None:
+            found = seen[id(record.observation)] = observation_kinds(record.observation)
+        kinds, names = found
     kind = kinds.get(action.target.lower()) if action.target else None
     return classify_action(action.verb, action.target, action.description, kind, kinds=kinds, names=names)
 
@@ -62,8 +71,9 @@ def records_harm(records: Sequence[TurnRecord], allowance: HarmAllowance) -> Run
     """A run's over-harm verdict from its turn records: each action's own fields (verb, target, description),
     classified with its target's kind (DESIGN.md: never the Judge's verdict)."""
     classified: list[ActionHarm] = []
+    seen: dict[int, tuple[dict[str, TargetKind], frozenset[str]]] = {}  # the records keep their observations alive
     for record in records:
-        levels = classify_record(record)
+        levels = classify_record(record, seen)
         if levels is None or record.action is None:
             continue
         action = record.action
