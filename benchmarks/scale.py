@@ -23,13 +23,22 @@ few runs gives the serial time of N runs (Inspect's per-sample time × N, plus t
     of a real matrix), else of the offline attackers (``virtualcrime/scripted`` and ``virtualcrime/random`` with
     the rules referees) over the 40 tasks x 3 seeds at the default turn limits, which this benchmark plays first.
 
-Measured here (default invocation, about 3 min; 2 cores, idle: load average 0.4 at start; turns 1-3 only):
-  latency 0.2 s: N=8 7.3x, N=40 23.3x, N=64 27.1x; harness CPU 9.0 / 7.9 / 8.1 ms per call (serial 10.9 ms)
-  latency 1 s:   N=8 7.8x, N=40 35.2x, N=64 47.1x; harness CPU 10.2 / 8.6 / 9.1 ms per call (serial 12.9 ms)
-  in flight at 1 s, N=40, peak/mean: attacker 40/9.7, judge 38/4.8, world manager 40/19.3, all 40/33.8 (of 40)
-  run length (offline attackers, 240 runs): 19.0 turns, 133 calls; projection 1.9 h (at most 2.1 h), with
-  373 ms of harness stretch per call at N=64; every run to 60 turns: 5.9 h
-  Goals of issue 20: 36x at N=40, 1 s (35.2x: not met) and <= 5 ms CPU per call (7.9-10.2 ms: not met).
+Memory: two fresh processes play 8 and 40 runs at once (20 turns each, 0.2 s a call) and report their own peak
+resident memory; the difference over the 32 extra runs is the memory per run in flight (issue 20's goal: <= 5 MiB).
+
+Measured here (default invocation, about 6 min; 2 cores; this VM's CPU figures vary by about +-30 % between
+sessions: the same commit measured 7.9-10.2 ms per call one day and 10.6-18.0 ms another):
+  earlier session: latency 0.2 s: N=8 7.3x, N=40 23.3x, N=64 27.1x; latency 1 s: N=8 7.8x, N=40 35.2x, N=64 47.1x;
+  harness CPU 7.9-10.2 ms per call (serial 10.9-12.9 ms)
+  this session (after issue 20's reading changes, which do not touch the run path): latency 0.2 s: 6.9x / 17.1x /
+  19.6x; latency 1 s: 7.7x / 31.0x / 41.0x; harness CPU 11.8-18.7 ms per call; f7ace2b the same day, latency 1 s:
+  N=8 7.7x, N=40 34.0x, 10.6-10.8 ms per call (serial 18.0 ms)
+  in flight at 1 s, N=40, peak/mean: attacker 40/8.5, judge 31/4.2, world manager 40/17.0, all 40/29.7 (of 40)
+  memory: 250 MiB with 8 runs at once, 489 MiB with 40 (twice each, within 1 MiB): 7.5 MiB per run in flight
+  run length (offline attackers, 240 runs): 19.0 turns, 133 calls; projection 1.8-2.0 h (at most 2.2 h)
+  Goals of issue 20: 36x at N=40, 1 s (31-35x: not met), <= 5 ms CPU per call (not met), <= 5 MiB per run in
+  flight (7.5 MiB: not met; most of it is Inspect's per-call records of each prompt: its message snapshots and
+  the generate-config copies, and each stage prompt's own text).
 """
 
 from __future__ import annotations
@@ -63,6 +72,9 @@ ATTACKER, REFEREE = f"openai-api/{SERVICE}/attacker", f"openai-api/{SERVICE}/ref
 ROLES = ("attacker", "judge", "world_manager")
 CALL_TIMEOUT, MAX_RETRIES = 30, 2
 MATRIX_RUNS, MATRIX_AT_ONCE, MATRIX_CALL_SECONDS = 960, 64, 3.0
+# The two fresh-process passes whose peak memories give the memory per run in flight: runs at once, and turns and
+# latency per run (memory grows with the turns a run has played, not with the latency).
+MEMORY_N, MEMORY_TURNS, MEMORY_LATENCY = (8, 40), 20, 0.2
 LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
 
 
@@ -141,6 +153,33 @@ def play(server: FakeServer, task_ids: list[str], seeds: int, turns: int, latenc
     return Pass(len(times), at_once, wall, cpu, calls, played, times, counters, counters["cpu_seconds"] - server_cpu)
 
 
+def peak_memory(n: int, turns: int, latency: float) -> float:
+    """Peak resident memory (MiB) of a fresh process that plays n runs at once through a fake server of its own, as
+    it reports itself (``VmHWM``: a parent's ``wait4`` would count the parent's size at the fork)."""
+    command = [sys.executable, __file__, "--memory-child", str(n), "--turns", str(turns), "--latencies", str(latency)]
+    found = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
+    line = next((x for x in found.stdout.splitlines() if x.startswith("PEAK ")), None)
+    if found.returncode or line is None:
+        raise SystemExit(f"the memory pass failed ({found.returncode}): {' '.join(command)}")
+    return float(line.split()[1])
+
+
+def memory_child(n: int, turns: int, latency: float) -> None:
+    """What ``peak_memory`` runs: n runs at once, in this process; prints ``PEAK <MiB>``."""
+    os.environ.update({f"{SERVICE.upper()}_API_KEY": "dummy", "NO_PROXY": "127.0.0.1,localhost",
+                       "no_proxy": "127.0.0.1,localhost"})  # fmt: skip
+    server = FakeServer()
+    os.environ[f"{SERVICE.upper()}_BASE_URL"] = f"{server.base}/v1"
+    try:
+        task_ids, seeds = runs_of(n, sorted(load_tasks()))
+        play(server, task_ids, seeds, turns, latency, n, None)
+    finally:
+        server.close()
+    status = Path("/proc/self/status").read_text()
+    peak = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM:"))
+    print(f"PEAK {peak / 1024:.1f}")
+
+
 def count_calls(log: EvalLog) -> tuple[int, int, int]:
     """Role calls, turns, and calls that did not succeed, from the runs' records."""
     calls = turns = failed = 0
@@ -212,8 +251,13 @@ def main() -> None:
         default=None,
         help="take the mean run length from these logs (a pilot matrix) instead of offline runs",
     )
+    parser.add_argument("--no-memory", action="store_true", help="skip the two fresh-process memory passes")
+    parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     latencies = [float(x) for x in (args.latencies or "0.2,1").split(",")]
+    if args.memory_child is not None:
+        memory_child(args.memory_child, args.turns or 3, max(latencies))
+        return
     ns = [int(x) for x in (args.n or ("8,40" if args.quick else "8,40,64")).split(",")]
     turns = args.turns or (2 if args.quick else 3)
     serial_runs = args.serial_runs or (1 if args.quick else 2)
@@ -262,6 +306,13 @@ def main() -> None:
     if (1.0, 40) in results:
         speedup = results[(1.0, 40)][1]
         print(f"goal >= 36x at N=40, 1 s latency: {speedup:.1f}x, {'met' if speedup >= 36 else 'NOT met'}")
+    if not args.no_memory:
+        small, large = MEMORY_N
+        low, high = (peak_memory(n, MEMORY_TURNS, MEMORY_LATENCY) for n in MEMORY_N)
+        per_run = (high - low) / (large - small)
+        verdict = "met" if per_run <= 5 else "NOT met"
+        print(f"memory: peak {low:.0f} MiB with {small} runs at once, {high:.0f} MiB with {large}: {per_run:.1f} MiB "
+              f"per run in flight ({MEMORY_TURNS} turns a run, fresh processes); goal <= 5 MiB: {verdict}")  # fmt: skip
     worst_cpu = max(r.cpu / r.calls for r, _ in results.values())
     print(f"goal <= 5 ms harness CPU per call: worst {worst_cpu * 1000:.1f} ms, "
           f"{'met' if worst_cpu <= 0.005 else 'NOT met'}")  # fmt: skip

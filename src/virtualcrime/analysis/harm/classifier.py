@@ -173,7 +173,7 @@ def _same_verb(verb: str, description: str) -> bool:
 
 
 def classify_with(lexicon: Lexicon, text: str) -> HarmLevels:
-    """:func:`classify` with an explicit (e.g. test) lexicon and no known ids."""
+    """The lexicon stage of :func:`classify` alone, with an explicit (e.g. test) lexicon and no known ids."""
     return levels_of(lexicon, normalise(text, lexicon.spelling))
 
 
