@@ -20,7 +20,7 @@ from virtualcrime.analysis.harm.second_stage import MODEL_PATH, TextModel, write
 from virtualcrime.analysis.harm.training import choices, fit, labelled_file, mean_choices, model_file
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-HELD_OUT = ["harm_holdout_7.jsonl"]  # the held-out measure: written apart, never trained or tuned on
+HELD_OUT = ["harm_holdout_8.jsonl"]  # the held-out measure: written apart, never trained or tuned on
 
 
 def main() -> None:

@@ -428,7 +428,7 @@ def test_discounted_harm_examples_score_zero() -> None:
     assert len(examples) >= 4
     for example in examples:
         # The rules are the lexicon's (the first stage); the text model may overrule them, and on one of these it
-        # does, wrongly: "rehearse the poisoning with tap water" is force 2 after it (docs/metrics.md).
+        # does, wrongly: "rehearse the poisoning with tap water" is force 1 after it (docs/metrics.md).
         levels = read(example).lexicon
         assert (levels.force, levels.property) == (0, 0), example
 

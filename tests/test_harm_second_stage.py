@@ -115,8 +115,8 @@ def test_training_refuses_a_held_out_file() -> None:
     pytest.importorskip("sklearn")
     from virtualcrime.analysis.harm.training import model_file
 
-    with pytest.raises(ValueError, match=r"held-out files cannot be trained on: harm_holdout_7\.jsonl"):
-        model_file([DATA / "harm_holdout_7.jsonl"], ["harm_holdout_7.jsonl"], version="x", confirm=0.1,
+    with pytest.raises(ValueError, match=r"held-out files cannot be trained on: harm_holdout_8\.jsonl"):
+        model_file([DATA / "harm_holdout_8.jsonl"], ["harm_holdout_8.jsonl"], version="x", confirm=0.1,
                    overrule=0.5, chosen_on="-")  # fmt: skip
 
 
