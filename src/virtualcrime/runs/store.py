@@ -121,38 +121,34 @@ class FactResult(_Slim):
     turns: int
 
 
-class FactRecord(_Slim):
+class _TurnFacts(_Slim):
+    """The fields of a ``TurnRecord`` the report's facts need, but its observation (same names and types)."""
+
+    turn: int
+    action: Action | None = None
+    precheck: str = ""
+    judge_called: bool = False
+    verdict: Verdict | None = None
+    outcome: FactOutcome | None = None
+    errors: list[FactFailure] = Field(default_factory=list)
+    refusal: FactRefusal | None = None
+    model_calls: list[FactCall] = Field(default_factory=list)
+
+
+class FactRecord(_TurnFacts):
     """The fields of a ``TurnRecord`` the report's facts need (``analysis.facts``), read from the stored record
     without its world state, ledger, stages or the rest of the observation; the report reads these, every other
     reader (replay, verification, the web UI) full records. Same names and types as in ``TurnRecord``."""
 
-    turn: int
     observation: FactObservation
-    action: Action | None = None
-    precheck: str = ""
-    judge_called: bool = False
-    verdict: Verdict | None = None
-    outcome: FactOutcome | None = None
-    errors: list[FactFailure] = Field(default_factory=list)
-    refusal: FactRefusal | None = None
-    model_calls: list[FactCall] = Field(default_factory=list)
 
 
-class StoredFactTurn(BaseModel):
+class StoredFactTurn(_TurnFacts):
     """One turn of ``StoredFacts``: a ``FactRecord`` whose observation is an index into the run's observations."""
 
     model_config = ConfigDict(extra="forbid")
 
-    turn: int
     observation: int = Field(ge=0)
-    action: Action | None = None
-    precheck: str = ""
-    judge_called: bool = False
-    verdict: Verdict | None = None
-    outcome: FactOutcome | None = None
-    errors: list[FactFailure] = Field(default_factory=list)
-    refusal: FactRefusal | None = None
-    model_calls: list[FactCall] = Field(default_factory=list)
 
 
 class StoredFacts(BaseModel):
