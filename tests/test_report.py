@@ -307,12 +307,13 @@ def test_logs_are_read_here_when_worker_processes_cannot_start(
 ) -> None:
     import concurrent.futures.process
 
+    from virtualcrime.analysis import processes
     from virtualcrime.analysis import report as report_module
 
     class Broken:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             raise concurrent.futures.process.BrokenProcessPool("no processes here")
 
-    monkeypatch.setattr(report_module, "ProcessPoolExecutor", Broken)
+    monkeypatch.setattr(processes, "ProcessPoolExecutor", Broken)
     loaded = report_module.load_runs([matrix_logs], jobs=2)
     assert len(loaded.runs) == len(TASKS) * 2 * 4 and not loaded.problems

@@ -32,17 +32,25 @@ def worker_context() -> multiprocessing.context.BaseContext | None:
     return None
 
 
+def pool_map(
+    fn: Callable[[T], R], items: Sequence[T], workers: int, context: multiprocessing.context.BaseContext
+) -> list[R] | None:
+    """``fn`` over ``items`` in up to ``workers`` processes started by ``context``, results in order; None when the
+    workers cannot start or die (the caller then does the work itself)."""
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=context) as pool:
+            return list(pool.map(fn, items))
+    except (BrokenProcessPool, OSError):
+        return None
+
+
 def forked_map(fn: Callable[[T], R], items: Sequence[T], workers: int) -> list[R] | None:
     """``fn`` over ``items`` in ``workers`` forked processes, results in order; None where forking is not safe or
     workers cannot start (the caller then does the work itself)."""
     context = worker_context()
     if context is None or context.get_start_method() != "fork" or workers <= 1 or len(items) <= 1:
         return None
-    try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(items)), mp_context=context) as pool:
-            return list(pool.map(fn, items))
-    except (BrokenProcessPool, OSError):
-        return None
+    return pool_map(fn, items, workers, context)
 
 
 @contextmanager

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from .harm.lexicon import load_lexicon
 from .harm.second_stage import load_text_model
 from .html import render_html
 from .overharm_figures import overharm_markdown
-from .processes import paused_gc, worker_context
+from .processes import paused_gc, pool_map, worker_context
 from .review_store import Rating, ReviewStore, ReviewStoreError, review_stores
 from .summary import Summary, build_summary
 from .tables import humans_markdown, reviews_markdown, table1_csv, table1_markdown
@@ -221,11 +219,8 @@ def _map(fn: LogReader, headers: list[LogSummary], jobs: int | None, mapper: Map
     parts = _sliced(headers, SLICES_PER_WORKER * workers)
     if context.get_start_method() == "fork":
         _warm_classifier()  # once here, instead of once in every worker
-    try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=context) as pool:
-            return _joined(parts, list(pool.map(fn, parts)))
-    except (BrokenProcessPool, OSError):
-        return list(map(fn, whole))
+    results = pool_map(fn, parts, workers, context)
+    return _joined(parts, results) if results is not None else list(map(fn, whole))
 
 
 def _sliced(headers: list[LogSummary], slices: int) -> list[LogPart]:

@@ -150,7 +150,7 @@ def store_human_game(records: list[TurnRecord], spec: RunSpec) -> Solver:
             for record in game.records:
                 append_turn(record)
                 transcript().info(render_turn(record), source=f"turn {record.turn}")
-            store_result(result, game.records)
+            store_result(result)
         return complete_sample(state, result)
 
     return solve

@@ -9,6 +9,7 @@ of being mixed in.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -254,12 +255,17 @@ class _LeanSample(SlimSample):
 
 def _slim_sample(raw: bytes) -> SlimSample:
     """A sample as a ``SlimSample``: its store without the full turn records when it has the run's stored facts
-    (a run that ended with this version), else with them."""
-    lean = _LeanSample.model_validate_json(raw)
-    if lean.store.facts is None:
-        return SlimSample.model_validate_json(raw)
-    store = lean.store.model_dump(by_alias=True, exclude_none=True)
-    return SlimSample.model_construct(**{**dict(lean), "store": store})
+    (a run that ended with this version), else with them. A sample whose bytes do not name the facts key is
+    parsed once, in full (an older log)."""
+    if _FACTS_NAME in raw:
+        lean = _LeanSample.model_validate_json(raw)
+        if lean.store.facts is not None:
+            store = lean.store.model_dump(by_alias=True, exclude_none=True)
+            return SlimSample.model_construct(**{**dict(lean), "store": store})
+    return SlimSample.model_validate_json(raw)
+
+
+_FACTS_NAME = json.dumps(FACTS_KEY).encode()
 
 
 def samples_without_events(log: str | Path) -> Iterator[Any]:
@@ -296,9 +302,7 @@ def _samples(log: str, slim: bool = False, part: Part = WHOLE) -> Iterator[Any]:
     header = read_eval_log(log, header_only=True)
     if header.eval.dataset.sample_ids is None:
         raise RuntimeError("This log file does not include sample_ids")
-    runs = [(s, e) for s in header.eval.dataset.sample_ids for e in range(1, (header.eval.config.epochs or 1) + 1)]
-    index, count = part
-    runs = runs[index * len(runs) // count : (index + 1) * len(runs) // count]
+    runs = _runs_in_part(header.eval.dataset.sample_ids, header.eval.config.epochs or 1, part)
     loop = asyncio.new_event_loop()
     files = AsyncFilesystem()
     loop.run_until_complete(files.__aenter__())
@@ -321,6 +325,13 @@ def _samples(log: str, slim: bool = False, part: Part = WHOLE) -> Iterator[Any]:
         loop.close()
 
 
+def _runs_in_part(sample_ids: Sequence[str | int], epochs: int, part: Part) -> list[tuple[str | int, int]]:
+    """The (sample id, epoch) pairs of a log in the order its readers give them, and of those the part's slice."""
+    runs = [(s, e) for s in sample_ids for e in range(1, epochs + 1)]
+    index, count = part
+    return runs[index * len(runs) // count : (index + 1) * len(runs) // count]
+
+
 def _direct_samples(direct: EvalFile, part: Part) -> Iterator[SlimSample]:
     """The part's samples of a finished .eval file as ``SlimSample``s, in the order Inspect's reader gives them."""
     spec = (direct.header() or {}).get("eval") or {}
@@ -328,9 +339,7 @@ def _direct_samples(direct: EvalFile, part: Part) -> Iterator[SlimSample]:
     if sample_ids is None:
         raise RuntimeError("This log file does not include sample_ids")
     epochs = (spec.get("config") or {}).get("epochs") or 1
-    runs = [(s, e) for s in sample_ids for e in range(1, epochs + 1)]
-    index, count = part
-    for sample_id, epoch in runs[index * len(runs) // count : (index + 1) * len(runs) // count]:
+    for sample_id, epoch in _runs_in_part(sample_ids, epochs, part):
         raw = direct.sample(sample_id, epoch)
         if raw is not None:  # not in the file: an eval that did not finish
             yield _slim_sample(raw)

@@ -137,9 +137,9 @@ def _reconcile_log(path: Path, checkpoint_dir: Path, found: Reconciled) -> None:
             continue
         rebuilt = _rebuilt(spec, saved) if saved else None
         if rebuilt is not None and rebuilt.status.value == score.answer:
-            sample.store = {**dict(sample.store or {}), SCHEMA_KEY: RECORD_SCHEMA_VERSION,
-                            TURNS_KEY: [r.model_dump_json() for r in saved],
-                            FACTS_KEY: facts_of(saved).model_dump_json(),
+            lines = [r.model_dump_json() for r in saved]
+            sample.store = {**dict(sample.store or {}), SCHEMA_KEY: RECORD_SCHEMA_VERSION, TURNS_KEY: lines,
+                            FACTS_KEY: facts_of(lines).model_dump_json(),
                             RESULT_KEY: rebuilt.model_dump_json()}  # fmt: skip
             found.repaired.append(name)
             found.deletable.append(checkpoint.path)

@@ -80,7 +80,7 @@ async def run_game(state: TaskState, game: Game, spec: RunSpec, checkpoint: RunC
             raise
         if monitor is not None:
             monitor.run_ended(failed=False)
-        store_result(result, game.records)
+        store_result(result)
     return complete_sample(state, result)
 
 

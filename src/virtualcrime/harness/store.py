@@ -27,9 +27,8 @@ def append_turn(record: TurnRecord) -> str:
     return line
 
 
-def store_result(result: RunResult, records: list[TurnRecord]) -> None:
-    """Keep the run's result in the sample's store, and the facts the report reads of its ``records`` (all of
-    them, as appended)."""
+def store_result(result: RunResult) -> None:
+    """Keep the run's result in the sample's store, and the facts the report reads of the records appended."""
     current = store()
-    current.set(FACTS_KEY, facts_of(records).model_dump_json())
+    current.set(FACTS_KEY, facts_of(current.get(TURNS_KEY, [])).model_dump_json())
     current.set(RESULT_KEY, result.model_dump_json())

@@ -5,6 +5,7 @@ same records (``FactRecord``: only what the metrics need)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -173,13 +174,14 @@ class StoredFacts(BaseModel):
         ]
 
 
-def facts_of(records: list[TurnRecord]) -> StoredFacts:
-    """The ``StoredFacts`` of a run's records (what a reader of ``FACTS_KEY`` gets back as ``FactRecord``s)."""
+def facts_of(lines: Sequence[str]) -> StoredFacts:
+    """The ``StoredFacts`` of a run's records as stored (``TURNS_KEY``: one JSON string each), what a reader of
+    ``FACTS_KEY`` gets back as ``FactRecord``s."""
     observations: list[FactObservation] = []
     seen: dict[str, int] = {}
     turns: list[StoredFactTurn] = []
-    for record in records:
-        fact = FactRecord.model_validate_json(record.model_dump_json())
+    for line in lines:
+        fact = FactRecord.model_validate_json(line)
         key = fact.observation.model_dump_json()
         index = seen.setdefault(key, len(observations))
         if index == len(observations):
