@@ -97,19 +97,33 @@ def _merit(c: Choice) -> float:
     return min(c.precision, c.recall) + (c.force_accuracy + c.property_accuracy) / 4
 
 
-def mean_choices(folds: Sequence[Sequence[Choice]]) -> list[Choice]:
+def mean_choices(folds: Sequence[Sequence[Choice]]) -> list[tuple[Choice, float]]:
     """Each pair of thresholds with its figures averaged over the folds (each a :func:`choices` result on one
-    set), best first by the mean merit."""
+    set) and its mean merit, best first."""
     by_pair: dict[tuple[float, float], list[Choice]] = {}
     for fold in folds:
         for c in fold:
             by_pair.setdefault((c.confirm, c.overrule), []).append(c)
     merged = [
-        Choice(confirm, overrule, *(float(np.mean([getattr(c, f) for c in cs])) for f in _FIGURES))
+        (
+            Choice(confirm, overrule, *(float(np.mean([getattr(c, f) for c in cs])) for f in _FIGURES)),
+            float(np.mean([_merit(c) for c in cs])),
+        )
         for (confirm, overrule), cs in by_pair.items()
         if len(cs) == len(folds)
     ]
-    return sorted(merged, key=lambda c: -float(np.mean([_merit(c) for c in by_pair[(c.confirm, c.overrule)]])))
+    return sorted(merged, key=lambda pair: -pair[1])
+
+
+TIE = 0.002  # mean merits closer than this are not told apart by a few hundred texts per fold
+
+
+def pick(folds: Sequence[Sequence[Choice]]) -> Choice:
+    """The pair of thresholds to keep: the best by mean merit over the folds, except that among the pairs within
+    :data:`TIE` of it the one that changes the lexicon least (highest ``overrule``, then lowest ``confirm``) wins."""
+    ranked = mean_choices(folds)
+    near = [c for c, merit in ranked if merit >= ranked[0][1] - TIE]
+    return max(near, key=lambda c: (c.overrule, -c.confirm))
 
 
 _FIGURES = ("precision", "recall", "force_accuracy", "property_accuracy")
