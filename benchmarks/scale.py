@@ -1,7 +1,7 @@
 """Concurrency through Inspect's model layer and the projected wall time of the paper's matrix, printed as figures
 (not a test).
 
-    python benchmarks/scale.py [--quick] [--latencies 0.2,1] [--n 8,40,64] [--turns 3] [--runs-from LOG_DIR]
+    python benchmarks/scale.py [--quick] [--latencies 0.2,1] [--n 8,40,64] [--turns 8] [--runs-from LOG_DIR]
 
 All three roles are language models (``openai-api/scalefake/attacker`` and one ``openai-api/scalefake/referee``
 for the Judge and the World Manager, as in the paper), built the way ``virtualcrime bench`` builds them, with
@@ -10,13 +10,19 @@ server on 127.0.0.1 in a subprocess that answers every call with a valid reply a
 requests in flight per role. So every call goes through ``model.generate``, Inspect's connection pool and retry
 layer, the call records and HTTP, as a user's matrix does (nothing leaves 127.0.0.1). Every run plays ``--turns``
 full turns (7 calls: plan, act, judge, four World Manager stages; the fake World Manager changes nothing, so no run
-ends early), with per-run checkpoints as ``bench`` writes them.
+ends early), with per-run checkpoints as ``bench`` writes them. Eight turns by default: users' runs average 19
+(below), and runs of 3 turns (the earlier default) put the eval's own start and finish on 21 calls a run, which
+alone cost about two points of speed-up at N=40 (34.4-35.2x at 3 turns against 36.4-37.1x at 8, the same commit).
 
 For each latency and each N, the N runs (tasks × seeds) play with N at a time; a serial pass (one at a time) of a
 few runs gives the serial time of N runs (Inspect's per-sample time × N, plus the eval's start-up once). Printed:
   * the speed-up of N at once over serial (ideal N; issue 20's goal: >= 36x at N=40 with 1 s latency);
   * harness CPU per call: the harness process's CPU time over the pass (the server's is not in it) / calls
     (goal <= 5 ms), and the server's CPU for comparison;
+  * the model layer alone (``_model_layer.py``): at the largest latency and each N, an eval that makes the same
+    seven calls a turn with the same prompts, schemas and ``generate`` but no engine; its CPU per call is what
+    Inspect's model layer, the provider SDK and HTTP cost by themselves, and a run's CPU per call less it is the
+    harness's own share (the two passes run a minute apart, so on this VM the difference is within its noise);
   * requests in flight per role, peak and time-weighted mean, as the server saw them;
   * the projected wall time of the paper's matrix (8 attackers x 40 tasks x 3 seeds = 960 runs, 64 at a time,
     3 s per call), from a measured mean run length: the turns and calls per run of ``--runs-from`` logs (a pilot
@@ -26,19 +32,22 @@ few runs gives the serial time of N runs (Inspect's per-sample time × N, plus t
 Memory: two fresh processes play 8 and 40 runs at once (20 turns each, 0.2 s a call) and report their own peak
 resident memory; the difference over the 32 extra runs is the memory per run in flight (issue 20's goal: <= 5 MiB).
 
-Measured here (default invocation, about 6 min; 2 cores; this VM's CPU figures vary by about +-30 % between
-sessions: the same commit measured 7.9-10.2 ms per call one day and 10.6-18.0 ms another):
-  earlier session: latency 0.2 s: N=8 7.3x, N=40 23.3x, N=64 27.1x; latency 1 s: N=8 7.8x, N=40 35.2x, N=64 47.1x;
-  harness CPU 7.9-10.2 ms per call (serial 10.9-12.9 ms)
-  this session (after issue 20's reading changes, which do not touch the run path): latency 0.2 s: 6.9x / 17.1x /
-  19.6x; latency 1 s: 7.7x / 31.0x / 41.0x; harness CPU 11.8-18.7 ms per call; f7ace2b the same day, latency 1 s:
-  N=8 7.7x, N=40 34.0x, 10.6-10.8 ms per call (serial 18.0 ms)
-  in flight at 1 s, N=40, peak/mean: attacker 40/8.5, judge 31/4.2, world manager 40/17.0, all 40/29.7 (of 40)
-  memory: 250 MiB with 8 runs at once, 489 MiB with 40 (twice each, within 1 MiB): 7.5 MiB per run in flight
-  run length (offline attackers, 240 runs): 19.0 turns, 133 calls; projection 1.8-2.0 h (at most 2.2 h)
-  Goals of issue 20: 36x at N=40, 1 s (31-35x: not met), <= 5 ms CPU per call (not met), <= 5 MiB per run in
-  flight (7.5 MiB: not met; most of it is Inspect's per-call records of each prompt: its message snapshots and
-  the generate-config copies, and each stage prompt's own text).
+Measured here (default invocation, about 12 min; 2 cores; this VM's CPU figures vary by about +-30 % between
+sessions and within one: the same commit measured 7.9-10.2 ms per call one day and 10.6-18.0 ms another):
+  at 3 turns, before the current default: latency 1 s: N=8 7.7-7.8x, N=40 31.0-35.2x, N=64 41.0-47.1x; harness CPU
+  7.9-18.7 ms per call; 7.5 MiB per run in flight
+  now (8 turns; the Judge's and stages' shared text rendered once a turn; the harness keeps no records of its own
+  while a run plays, the store holds them): latency 0.2 s: N=8 7.2x, N=40 21.1x, N=64 27.6x (the harness is
+  CPU-bound: 200 calls a second at N=40); latency 1 s: N=8 7.9x, N=40 37.1x, N=64 53.0x; harness CPU 7.3-13.0 ms per
+  call, of which the model layer alone 7.8-8.4 ms
+  in flight at 1 s, N=40, peak/mean: attacker 40/10.2, judge 29/5.1, world manager 40/20.4, all 40/35.7 (of 40)
+  memory: 233 MiB with 8 runs at once, 447 MiB with 40: 6.7-6.8 MiB per run in flight (was 7.5)
+  run length (offline attackers, 240 runs): 19.0 turns, 133 calls; projection 1.8 h (at most 2.0 h)
+  Goals of issue 20: 36x at N=40, 1 s (37.1x: met); <= 5 ms CPU per call (not met: Inspect's model layer, the SDK
+  and HTTP alone take 7.8-8.7 ms a call here; Inspect's realtime event buffer is 10-15 % of it, and turning it off,
+  which would lose the live view of running samples, did not change the speed-up: 34.5x against 34.4-35.2x at 3
+  turns); <= 5 MiB per run in flight (not met: of the 198 KiB a run's Python heap grows by per turn (tracemalloc),
+  Inspect's own event records are 120 KiB, the prompt texts its events keep 46 KiB and the store's JSON lines 9 KiB).
 """
 
 from __future__ import annotations
@@ -60,6 +69,7 @@ from typing import Any
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log_sample_summaries
 
+from _model_layer import calls_only_task, turn_calls
 from virtualcrime import defaults
 from virtualcrime.harness.roles import eval_models
 from virtualcrime.harness.task import virtualcrime
@@ -153,6 +163,23 @@ def play(server: FakeServer, task_ids: list[str], seeds: int, turns: int, latenc
     return Pass(len(times), at_once, wall, cpu, calls, played, times, counters, counters["cpu_seconds"] - server_cpu)
 
 
+def model_layer(server: FakeServer, n: int, turns: int, latency: float, task_id: str) -> tuple[float, int]:
+    """CPU seconds and calls of an eval making a run's seven calls a turn with no engine (``_model_layer.py``),
+    ``n`` runs at once."""
+    attacker, model_roles = eval_models(ATTACKER, REFEREE, REFEREE)
+    task = calls_only_task(turn_calls(task_id), n, turns, CALL_TIMEOUT, MAX_RETRIES)
+    with tempfile.TemporaryDirectory() as folder:
+        server.reset(latency)
+        cpu = time.process_time()
+        [log] = inspect_eval(task, model=attacker, model_roles=model_roles, max_samples=n, log_dir=folder,
+                             display="none")  # fmt: skip
+        cpu = time.process_time() - cpu
+        calls = int(server.stats()["roles"]["all"]["requests"])
+    if log.status != "success":
+        raise SystemExit(f"the model-layer eval failed ({log.status}): {log.error}")
+    return cpu, calls
+
+
 def peak_memory(n: int, turns: int, latency: float) -> float:
     """Peak resident memory (MiB) of a fresh process that plays n runs at once through a fake server of its own, as
     it reports itself (``VmHWM``: a parent's ``wait4`` would count the parent's size at the fork)."""
@@ -237,7 +264,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="N = 8, 40; 2 turns; 1 serial run; 1 offline seed")
     parser.add_argument("--latencies", default=None, help="seconds per call, comma separated (default 0.2,1)")
     parser.add_argument("--n", default=None, help="runs at once, comma separated (default 8,40,64)")
-    parser.add_argument("--turns", type=int, default=None, help="turns per run (default 3; --quick 2)")
+    parser.add_argument("--turns", type=int, default=None, help="turns per run (default 8; --quick 2)")
     parser.add_argument("--serial-runs", type=int, default=None, help="runs of the serial pass (default 2)")
     parser.add_argument(
         "--max-connections",
@@ -252,6 +279,7 @@ def main() -> None:
         help="take the mean run length from these logs (a pilot matrix) instead of offline runs",
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the two fresh-process memory passes")
+    parser.add_argument("--no-floor", action="store_true", help="skip the model-layer-alone passes")
     parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     latencies = [float(x) for x in (args.latencies or "0.2,1").split(",")]
@@ -259,7 +287,7 @@ def main() -> None:
         memory_child(args.memory_child, args.turns or 3, max(latencies))
         return
     ns = [int(x) for x in (args.n or ("8,40" if args.quick else "8,40,64")).split(",")]
-    turns = args.turns or (2 if args.quick else 3)
+    turns = args.turns or (2 if args.quick else 8)
     serial_runs = args.serial_runs or (1 if args.quick else 2)
     all_tasks = sorted(load_tasks())
 
@@ -277,6 +305,7 @@ def main() -> None:
     server = FakeServer()
     os.environ[f"{SERVICE.upper()}_BASE_URL"] = f"{server.base}/v1"
     results: dict[tuple[float, int], tuple[Pass, float]] = {}
+    floors: dict[int, float] = {}
     try:
         play(server, all_tasks[:1], 1, 1, 0.0, 1, args.max_connections)  # warm-up: imports, registries, clients
         for latency in latencies:
@@ -299,6 +328,17 @@ def main() -> None:
                 print(f"  {result.runs:>3} {result.wall:7.2f} {serial_wall:8.1f} {speedup:8.1f}x "
                       f"{result.cpu / result.calls * 1000:11.1f} {result.server_cpu / result.calls * 1000:14.1f}  "
                       f"{in_flight(result.server)}")  # fmt: skip
+        if not args.no_floor:
+            latency = max(latencies)
+            print(f"\nthe model layer alone (the same 7 calls a turn, prompts and schemas, no engine), latency "
+                  f"{latency:g} s:")  # fmt: skip
+            for n in ns:
+                cpu, calls = model_layer(server, n, turns, latency, all_tasks[0])
+                own = results[(latency, n)][0]
+                total = own.cpu / own.calls
+                floors[n] = cpu / calls
+                print(f"  N={n:<3} {cpu / calls * 1000:.1f} ms CPU per call; a VirtualCrime run's {total * 1000:.1f} ms"
+                      f" less this: the harness's own {(total - cpu / calls) * 1000:.1f} ms")  # fmt: skip
     finally:
         server.close()
 
@@ -314,8 +354,9 @@ def main() -> None:
         print(f"memory: peak {low:.0f} MiB with {small} runs at once, {high:.0f} MiB with {large}: {per_run:.1f} MiB "
               f"per run in flight ({MEMORY_TURNS} turns a run, fresh processes); goal <= 5 MiB: {verdict}")  # fmt: skip
     worst_cpu = max(r.cpu / r.calls for r, _ in results.values())
+    floor = f"; the model layer alone takes {max(floors.values()) * 1000:.1f} ms of it" if floors else ""
     print(f"goal <= 5 ms harness CPU per call: worst {worst_cpu * 1000:.1f} ms, "
-          f"{'met' if worst_cpu <= 0.005 else 'NOT met'}")  # fmt: skip
+          f"{'met' if worst_cpu <= 0.005 else 'NOT met'}{floor}")  # fmt: skip
 
     # The projection: Inspect keeps MATRIX_AT_ONCE runs in flight (no waves), every call takes the provider's time
     # plus the harness's stretch measured at the largest N and latency, and one event loop carries the CPU.

@@ -26,6 +26,16 @@ def test_same_seed_gives_identical_records(task_id: str) -> None:
     assert records_json(task_id, 7) == records_json(task_id, 7)
 
 
+def test_a_game_that_releases_its_records_plays_the_same_run() -> None:
+    kept, result = play("restaurant/robbery", 7)
+    game = Game(get_task("restaurant/robbery").initial_state(), offline_roles(), 7)
+    game.release_records()
+    streamed: list[str] = []
+    released = asyncio.run(game.run(on_turn=lambda record: streamed.append(record.model_dump_json())))
+    assert game.records == [] and streamed == [r.model_dump_json() for r in kept.records]
+    assert released.model_dump_json() == result.model_dump_json()
+
+
 def test_different_seeds_differ_somewhere() -> None:
     runs = {tuple(records_json("restaurant/robbery", seed)) for seed in range(4)}
     assert len(runs) > 1

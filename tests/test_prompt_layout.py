@@ -141,6 +141,43 @@ def test_a_language_model_world_manager_is_given_the_turns_start_and_the_earlier
         assert f"(turn {turn})" in later and "Now: clock" in later
 
 
+def test_the_world_manager_renders_the_turns_shared_text_once_and_sends_what_stage_prompt_renders(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import virtualcrime.roles.llm.prompts as prompt_module
+
+    sent: list[tuple[str, Prompt]] = []
+    renders: list[int] = []
+    real = prompt_module.referee_shared
+
+    def counting(state: Any, action: Any) -> Prompt:
+        renders.append(state.turn)
+        return real(state, action)
+
+    monkeypatch.setattr(prompt_module, "referee_shared", counting)
+
+    async def generate(prompt: Prompt, *, call: str, turn: int, schema: dict[str, Any]) -> Reply:
+        sent.append((call, prompt))
+        ops = [{"op": "advance_clock", "minutes": 3}] if call == "world_manager_direct_effects" else []
+        return Reply(text=json.dumps({"ops": ops, "note": "n"}))
+
+    class Checked(LLMWorldManager):
+        async def run_stage(self, stage: Any, context: Any) -> Any:
+            expected = stage_prompt(stage, context.state, context.action, context.outcome, context.earlier,
+                                    context.turn_start)  # fmt: skip
+            result = await super().run_stage(stage, context)
+            assert sent[-1][1] == expected  # byte for byte what the unshared rendering gives
+            return result
+
+    roles = Roles(RandomAttacker(2), RulesJudge(), Checked(generate, "fake"))
+    game = Game(get_task("restaurant/robbery").initial_state(), roles, 2, EngineConfig(max_turns=4))
+    asyncio.run(game.run())
+    staged = [r.turn for r in game.records if r.stages]
+    assert len(sent) == 4 * len(staged) and staged
+    # the counting wrapper sees the shared renders of both: stage_prompt's own (the check) and the role's, once a turn
+    assert sorted(renders) == sorted([t for t in staged for _ in range(4)] + staged)
+
+
 def test_a_stage_after_applied_operations_needs_the_turns_start() -> None:
     state = get_task("restaurant/robbery").initial_state()
     action = Action(verb="wait", description="Wait.", actor="finch")

@@ -55,7 +55,7 @@ def sample_outcome(verdict: Verdict, u: float) -> int:
 
 
 class Game:
-    """One run of one task: holds the live state, the seeded RNG and the records so far."""
+    """One run of one task: holds the live state, the seeded RNG and the records so far (unless released)."""
 
     def __init__(self, state: WorldState, roles: Roles, seed: int, config: EngineConfig | None = None) -> None:
         self.initial = state.model_copy(deep=True)
@@ -65,6 +65,7 @@ class Game:
         self.config = config or EngineConfig()
         self.rng = random.Random(seed)
         self.records: list[TurnRecord] = []
+        self.keeps_records = True
         self.last_progress_turn = 0
         self.consecutive_failures = 0
         self.consecutive_refusals = 0
@@ -95,8 +96,16 @@ class Game:
         self.consecutive_refusals = self.consecutive_refusals + 1 if record.refusal is not None else 0
         if self.config.check_invariants:
             record.invariant_violations = check(state, self.initial)
-        self.records.append(record)
+        if self.keeps_records:
+            self.records.append(record)
         return record
+
+    def release_records(self) -> None:
+        """Stop keeping the turn records (and drop those kept): for a caller that stores each record as ``step``
+        returns it, as the harness does. A record's observation and model calls are most of what a run holds of its
+        own while it plays."""
+        self.records.clear()
+        self.keeps_records = False
 
     async def _attacker_turn(self, record: TurnRecord) -> None:
         state = self.state

@@ -69,6 +69,7 @@ async def run_game(state: TaskState, game: Game, spec: RunSpec, checkpoint: RunC
         start_run(spec)
         for record in game.records:  # turns replayed from a checkpoint or a parent run belong to this run's records
             append_turn(record)
+        game.release_records()  # the store holds every record from here on (each run in flight is lighter)
         monitor = active()
         if monitor is not None:
             monitor.run_started()
@@ -119,7 +120,7 @@ async def _start(
 async def _play(game: Game, checkpoint: RunCheckpoint | None) -> RunResult:
     """Play turns until the run ends (it may already have ended inside the restored turns)."""
     monitor = active()
-    ended = game.termination() if game.records else None
+    ended = game.termination() if game.state.turn else None
     while ended is None:
         await check_budget()  # a spent budget stops the run here, between turns, resumable from its checkpoint
         if monitor is not None:

@@ -158,6 +158,12 @@ def judge_prompt(state: WorldState, action: Action) -> Prompt:
     return Prompt(system=referee_system(state), user=f"{referee_prefix(state, action)}\n\n{task}")
 
 
+def referee_shared(state: WorldState, action: Action) -> Prompt:
+    """What the Judge and all four stages of a turn share, byte for byte: the system message and the start of the
+    user message (``referee_system`` and ``referee_prefix`` of the world as the turn began)."""
+    return Prompt(system=referee_system(state), user=referee_prefix(state, action))
+
+
 def stage_prompt(
     stage: Stage,
     state: WorldState,
@@ -165,11 +171,14 @@ def stage_prompt(
     outcome: Outcome,
     earlier: Sequence[LedgerEntry] = (),
     turn_start: WorldState | None = None,
+    shared: Prompt | None = None,
 ) -> Prompt:
     """One World Manager stage's call. ``state`` is the world this stage acts on (after the earlier stages),
     ``earlier`` the ledger of the earlier stages of this turn and ``turn_start`` the world as the turn began (the
     Judge's), which the prompt shows so that its start is the Judge's, byte for byte; the earlier operations follow
-    it. Without ``turn_start``, ``state`` must be the turn's start (no operation applied yet)."""
+    it. Without ``turn_start``, ``state`` must be the turn's start (no operation applied yet). ``shared`` is
+    ``referee_shared(turn_start, action)`` when the caller has it already (the four stages of a turn render it
+    once)."""
     if turn_start is None:
         if any(e.applied for e in earlier):
             raise ValueError("a stage after applied operations needs the turn-start state to render its prompt")
@@ -195,7 +204,8 @@ def stage_prompt(
         .substitute(common=common, earlier=render.earlier_ops(earlier), now=now, stage=stage, instructions=own.strip())
         .rstrip()
     )
-    return Prompt(system=referee_system(turn_start), user=f"{referee_prefix(turn_start, action)}\n\n{user}")
+    shared = shared or referee_shared(turn_start, action)
+    return Prompt(system=shared.system, user=f"{shared.user}\n\n{user}")
 
 
 def _event_progress(state: WorldState) -> str:

@@ -137,9 +137,25 @@ class LLMWorldManager(_ModelRole):
     role = "world_manager"
     renders_turn_start = True
 
+    def __init__(self, generate: Generate, name: str, max_attempts: int = DEFAULT_ATTEMPTS) -> None:
+        super().__init__(generate, name, max_attempts)
+        # The text the four stages of a turn share, rendered by the first: (turn start, action, text). Held by
+        # identity, so a stage of another turn (or another run's) never sees it: the engine passes every stage of a
+        # turn the same turn-start snapshot and action, and never changes either.
+        self._shared: tuple[WorldState, Action, Prompt] | None = None
+
+    def _shared_text(self, start: WorldState, action: Action) -> Prompt:
+        held = self._shared
+        if held is None or held[0] is not start or held[1] is not action:
+            held = (start, action, prompts.referee_shared(start, action))
+            self._shared = held
+        return held[2]
+
     async def run_stage(self, stage: Stage, context: StageContext) -> StageResult:
+        start = context.turn_start
+        shared = self._shared_text(start, context.action) if start is not None else None
         prompt = prompts.stage_prompt(stage, context.state, context.action, context.outcome, context.earlier,
-                                      context.turn_start)  # fmt: skip
+                                      start, shared)  # fmt: skip
 
         def parse(text: str) -> tuple[StageResult, list[str]]:
             return parse_stage(text, stage)
