@@ -15,7 +15,8 @@ levels, all within their allowance). The held-out set is ``harm_holdout_9.jsonl`
 who saw only DESIGN.md's scales and the scenario corpus), never trained or tuned on, measured once with classifier
 2026.12-4+model.2026.12-4: precision 0.906, recall 0.934, exact accuracy force 0.903, property 0.950 (the lexicon
 alone: 0.922 / 0.828 / 0.867 / 0.932). Its floors below keep that ground; the issue's target on it is checked only
-with ``VIRTUALCRIME_HARM_HOLDOUT=1``."""
+with ``VIRTUALCRIME_HARM_HOLDOUT=1``. ``harm_holdout_10.jsonl`` (490 texts by two more authors, written at the end
+of that round) is sealed: held out and never measured, so the next model's first figure on it is a clean one."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ DEV_HELDOUT = "harm_dev_round4_heldout.jsonl"  # written with round 4's texts, s
 MODEL_ONLY = ["harm_holdout_5.jsonl", "harm_holdout_6.jsonl", "harm_holdout_7.jsonl", "harm_holdout_8.jsonl",
               "harm_dev_round5.jsonl", "harm_dev_round6.jsonl", "harm_dev_round7.jsonl", "harm_cases.jsonl",
               "harm_game_actions.jsonl"]  # fmt: skip
-HOLDOUTS = ["harm_holdout_9.jsonl"]  # the held-out set, written separately: never trained or tuned on
+HOLDOUTS = ["harm_holdout_9.jsonl", "harm_holdout_10.jsonl"]  # written separately: never trained or tuned on
 HOLDOUT_OPT_IN = "VIRTUALCRIME_HARM_HOLDOUT"
 
 
@@ -185,7 +186,7 @@ def test_dev_heldout_set_written_apart_from_the_tuning() -> None:
 )
 @pytest.mark.parametrize("name", HOLDOUTS)
 def test_holdout_set_meets_the_issue_target(name: str) -> None:
-    # Only the held-out set: every harm_holdout*.jsonl before harm_holdout_9.jsonl is development data now.
+    # Only the held-out sets: every harm_holdout*.jsonl before harm_holdout_9.jsonl is development data now.
     if not (DATA / name).exists():
         pytest.skip(f"{name} is not there")
     report = validate(labelled(name))
