@@ -204,7 +204,7 @@ def stage_prompt(
         .substitute(common=common, earlier=render.earlier_ops(earlier), now=now, stage=stage, instructions=own.strip())
         .rstrip()
     )
-    shared = shared or referee_shared(turn_start, action)
+    shared = shared if shared is not None else referee_shared(turn_start, action)
     return Prompt(system=shared.system, user=f"{shared.user}\n\n{user}")
 
 
