@@ -8,7 +8,7 @@ from .runs import ActionHarm, RunHarm, run_harm
 from .second_stage import classifier_version
 from .targets import classify_record, observation_kinds, records_harm
 
-LEXICON_VERSION: str = classifier_version()  # the lexicon and the text model: "2026.12-4+model.2026.12-2"
+LEXICON_VERSION: str = classifier_version()  # the lexicon's and the text model's: "<lexicon>+model.<model>"
 
 __all__ = [
     "LEXICON_VERSION",

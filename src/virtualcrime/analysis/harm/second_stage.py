@@ -192,5 +192,5 @@ def second_opinion(levels: HarmLevels, text: str, model: TextModel) -> HarmLevel
 
 def classifier_version() -> str:
     """The whole classifier's version, as every report gives it: the lexicon's and the text model's
-    (``"2026.12-4+model.2026.12-2"``)."""
+    (``"<lexicon version>+model.<text model version>"``)."""
     return f"{load_lexicon().version}+model.{load_text_model().version}"

@@ -102,7 +102,7 @@ class LineResult(_Model):
 class ValidationReport(_Model):
     """All figures of one validation run."""
 
-    lexicon_version: str  # the classifier's ("2026.12-4+model.2026.12-2"), or the lexicon's alone (lexicon_only)
+    lexicon_version: str  # the classifier's ("<lexicon>+model.<model>"), or the lexicon's alone (lexicon_only)
     n: int
     force: ScaleReport
     property: ScaleReport
