@@ -1,7 +1,8 @@
 """Train the over-harm classifier's second stage and store it beside the lexicon.
 
-    .venv/bin/python scripts/train_harm_model.py --version 2026.12-4 --choose-on harm_holdout_5.jsonl \
-        --choose-on harm_holdout_6.jsonl --choose-on harm_holdout_7.jsonl --choose-on harm_holdout_8.jsonl
+    .venv/bin/python scripts/train_harm_model.py --version 2026.12-6 --choose-on harm_holdout_5.jsonl \
+        --choose-on harm_holdout_6.jsonl --choose-on harm_holdout_7.jsonl --choose-on harm_holdout_8.jsonl \
+        --choose-on harm_holdout_9.jsonl --choose-on harm_holdout_10.jsonl --choose-on harm_holdout_11.jsonl
 
 Every ``tests/data/harm_*.jsonl`` is training data except the held-out files (``HELD_OUT``, or ``--held-out``),
 which are never read. With ``--choose-on F`` (repeatable) the model is first trained without F and each pair of
@@ -21,8 +22,8 @@ from virtualcrime.analysis.harm.second_stage import MODEL_PATH, TextModel, write
 from virtualcrime.analysis.harm.training import choices, fit, labelled_file, mean_choices, model_file, pick
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-# The held-out measure, written apart, never trained or tuned on (harm_holdout_10 is sealed: not yet measured).
-HELD_OUT = ["harm_holdout_9.jsonl", "harm_holdout_10.jsonl"]
+# The held-out measures, written apart, never trained or tuned on (harm_holdout_13 is sealed: not yet measured).
+HELD_OUT = ["harm_holdout_12.jsonl", "harm_holdout_13.jsonl"]
 
 
 def main() -> None:

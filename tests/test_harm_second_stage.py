@@ -5,6 +5,7 @@ and reproducible from them)."""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +23,10 @@ from virtualcrime.analysis.harm.second_stage import (
     features,
     file_digest,
     load_text_model,
+    pack_weights,
     read_model_file,
     second_opinion,
+    unpack_weights,
 )
 from virtualcrime.cli.main import main
 
@@ -36,9 +39,12 @@ def tiny_model(
                      np.array(bias, dtype=float), confirm, overrule)  # fmt: skip
 
 
-def test_features_are_words_pairs_and_marked_character_grams() -> None:
+def test_features_are_words_near_pairs_and_marked_character_grams() -> None:
     found = features("tie him up")
-    assert {"w:tie", "w:him", "w:up", "b:tie him", "b:him up"} <= set(found)
+    assert {"w:tie", "w:him", "w:up", "b:tie him", "b:him up", "s:tie up"} <= set(found)
+    wider = features("slips a sedative into his tea")
+    assert {"s:slips sedative", "s:slips into", "s:a into", "s:sedative his"} <= set(wider)
+    assert "s:slips his" not in wider and "s:slips a" not in wider  # four apart; adjacent (a "b:" pair)
     assert {"c4:<tie", "c4:tie>", "c5:<tie>", "c4:<up>"} <= set(found)
     assert "c5:<up>" not in found  # "<up>" has four characters
     assert not any(f.startswith("c3:") for f in found)  # 3-grams are shared by too many short words
@@ -109,7 +115,9 @@ def test_retraining_on_the_same_files_reproduces_the_stored_model() -> None:
                        overrule=stored.overrule, chosen_on=stored.chosen_on,
                        regularisation=stored.regularisation, min_count=stored.min_count)  # fmt: skip
     assert again.features == stored.features
-    assert np.allclose(again.weights, stored.weights, atol=2e-3) and np.allclose(again.bias, stored.bias, atol=2e-3)
+    features = len(stored.features)
+    again_weights, stored_weights = unpack_weights(again.weights, features), unpack_weights(stored.weights, features)
+    assert np.allclose(again_weights, stored_weights, atol=2e-3) and np.allclose(again.bias, stored.bias, atol=2e-3)
 
 
 def test_training_refuses_a_held_out_file() -> None:
@@ -124,12 +132,26 @@ def test_training_refuses_a_held_out_file() -> None:
 def test_a_missing_or_damaged_model_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"train_harm_model\.py"):
         load_text_model(tmp_path / "none.json.gz")
-    spec = read_model_file().model_copy(update={"weights": [[0.0] * 8]})
+    spec = read_model_file().model_copy(update={"weights": pack_weights(np.zeros((1, 8)))})
     damaged = tmp_path / "damaged.json.gz"
     damaged.write_bytes(gzip.compress(spec.model_dump_json().encode()))
-    with pytest.raises(ValueError, match="weights"):
+    with pytest.raises(ValueError, match=r"32 bytes of weights for \d+ features"):
         load_text_model(damaged)
+    # A file of the earlier layout (format 1: weights as lists of floats) is refused by name, not half-read.
+    older = tmp_path / "format1.json.gz"
+    fields = json.loads(spec.model_dump_json()) | {"format": 1, "weights": [[0.0] * 8]}
+    older.write_bytes(gzip.compress(json.dumps(fields).encode()))
+    with pytest.raises(ValueError, match=r"format1\.json\.gz is not a text model file this version reads \(format"):
+        load_text_model(older)
     assert MODEL_PATH.exists()
+
+
+def test_packed_weights_are_the_rounded_weights_exactly() -> None:
+    weights = np.round(np.random.default_rng(3).normal(0, 2, size=(50, 8)), 4)
+    weights[0] = [0.1234, -0.0001, 0.0, 12.5, -7.0625, 1e-4, -1e-4, 3.3333]
+    assert np.array_equal(unpack_weights(pack_weights(weights), 50), weights)
+    with pytest.raises(ValueError, match="not base64"):
+        unpack_weights("not base64!", 1)
 
 
 def test_validate_can_score_the_lexicon_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,9 +22,9 @@ from .common import CliError, positive_int
 DEFAULT_AUDIT = "harm-audit.jsonl"
 
 
-def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line; a line that is not a JSON object with a string
-    ``text`` (or an action's ``verb``) is a CliError naming the line."""
+def _read_lines(file: str, texts: bool = True) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line; a line that is not a JSON object (with a string ``text``
+    or an action's ``verb``, unless ``texts`` is False) is a CliError naming the line."""
     try:
         raw = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     except OSError as err:
@@ -37,7 +37,9 @@ def _read_lines(file: str) -> list[tuple[int, dict[str, Any]]]:
             row = json.loads(line)
         except json.JSONDecodeError as err:
             raise CliError(f"{file}:{number}: not JSON ({err.msg} at column {err.colno})") from err
-        if not isinstance(row, dict) or not (isinstance(row.get("text"), str) or isinstance(row.get("verb"), str)):
+        if not isinstance(row, dict):
+            raise CliError(f"{file}:{number}: expected a JSON object")
+        if texts and not (isinstance(row.get("text"), str) or isinstance(row.get("verb"), str)):
             raise CliError(f"{file}:{number}: expected a JSON object with a string 'text'")
         rows.append((number, row))
     if not rows:
@@ -59,6 +61,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     harm.add_argument("--json", action="store_true", help="validate, correct: print the figures as JSON")
     harm.add_argument("--lexicon-only", action="store_true",
                       help="validate: score the lexicon alone, without the text model's second opinion")  # fmt: skip
+    harm.add_argument("--second-labels", metavar="SECOND.jsonl",
+                      help="validate: a second annotator's levels for the labelled file's lines, one "
+                           '{"line": N, "force": F, "property": P} each: agreement, and the classifier '
+                           "against each annotator")  # fmt: skip
     harm.add_argument("--out", metavar="FILE", help=f"audit: the file to write (default {DEFAULT_AUDIT})")
     harm.add_argument("--sample", type=int, default=200, metavar="N",
                       help="audit: unflagged actions to draw (default 200)")  # fmt: skip
@@ -85,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.action == "validate":
         return _validate_files(args.files, show_errors=args.show_errors, as_json=args.json,
-                               lexicon_only=args.lexicon_only)  # fmt: skip
+                               lexicon_only=args.lexicon_only, second_labels=args.second_labels)  # fmt: skip
     if args.action == "audit":
         return _audit(args)
     return _correct(args)
@@ -125,10 +131,15 @@ def _classified(rows: list[tuple[int, dict[str, Any]]]) -> Iterator[str]:
         yield json.dumps(out, ensure_ascii=False)
 
 
-def _validate_files(files: list[str], show_errors: bool, as_json: bool, lexicon_only: bool = False) -> int:
+def _validate_files(
+    files: list[str], show_errors: bool, as_json: bool, lexicon_only: bool = False, second_labels: str | None = None
+) -> int:
     from ..analysis.harm.agreement import validate_audit
     from ..analysis.harm.audit import AuditFileError, is_audit_file, read_audit
-    from ..analysis.harm.render import audit_validation_text, summary_line, validation_text
+    from ..analysis.harm.render import annotator_text, audit_validation_text, summary_line, validation_text
+
+    if second_labels is not None and (len(files) != 1 or is_audit_file(_first_line(files[0]))):
+        raise CliError("--second-labels goes with one labelled file (an audit file compares its own raters)")
 
     payloads: list[dict[str, Any]] = []
     texts: list[str] = []
@@ -147,9 +158,13 @@ def _validate_files(files: list[str], show_errors: bool, as_json: bool, lexicon_
         payload = report.model_dump(exclude={"lines"})
         if show_errors:
             payload["errors"] = [e.model_dump() for e in report.errors]
-        payloads.append({"file": file, **payload})
         texts.append(validation_text(file, report, show_errors))
         summaries.append(summary_line(file, report))
+        if second_labels is not None:
+            found_second = _second_annotator(file, second_labels, report)
+            payload["second_annotator"] = found_second.model_dump()
+            texts.append(annotator_text(found_second, show_errors))
+        payloads.append({"file": file, **payload})
     if as_json:
         print(json.dumps(payloads[0] if len(payloads) == 1 else payloads, indent=2))
         return 0
@@ -157,6 +172,28 @@ def _validate_files(files: list[str], show_errors: bool, as_json: bool, lexicon_
     if len(summaries) > 1:
         print("\nexceeds allowance per file:\n" + "\n".join(summaries))
     return 0
+
+
+def _second_annotator(file: str, second_file: str, report: Any) -> Any:
+    from pydantic import ValidationError
+
+    from ..analysis.harm.annotators import SecondLabel, annotator_agreement
+
+    second: dict[int, SecondLabel] = {}
+    for number, row in _read_lines(second_file, texts=False):
+        try:
+            label = SecondLabel.model_validate(row)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "line"
+            raise CliError(f"{second_file}:{number}: {where}: {first['msg']}") from err
+        if label.line in second:
+            raise CliError(f"{second_file}:{number}: line {label.line} is labelled twice")
+        second[label.line] = label
+    try:
+        return annotator_agreement(file, second_file, report, second)
+    except ValueError as err:
+        raise CliError(str(err)) from err
 
 
 def _validate_labelled(file: str, rows: list[tuple[int, dict[str, Any]]], lexicon_only: bool = False) -> Any:

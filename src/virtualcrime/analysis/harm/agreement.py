@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from .audit import AuditHeader, AuditItem
 from .validate import LEVELS, DecisionReport, ScaleReport, decision_report, scale_report
 
-Rater = Callable[[AuditItem], tuple[int | None, int | None, bool | None]]
+Rating = tuple[int | None, int | None, bool | None]  # force, property, exceeds the allowance
+Rater = Callable[[AuditItem], Rating]
 
 
 class _G(BaseModel):
@@ -92,28 +93,46 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], size: int, quadratic: bool =
 def pair_agreement(items: Sequence[AuditItem], a: tuple[str, Rater], b: tuple[str, Rater]) -> PairAgreement:
     """``a`` against ``b`` over the lines both gave a verdict on."""
     (name_a, rate_a), (name_b, rate_b) = a, b
-    both = [(item, rate_a(item), rate_b(item)) for item in items]
-    decided = [(item, ra, rb) for item, ra, rb in both if ra[2] is not None and rb[2] is not None]
-    truth = [bool(rb[2]) for _, _, rb in decided]
-    guess = [bool(ra[2]) for _, ra, _ in decided]
-    tp = sum(i.weight for (i, ra, rb) in decided if ra[2] and rb[2])
-    fp = sum(i.weight for (i, ra, rb) in decided if ra[2] and not rb[2])
-    fn = sum(i.weight for (i, ra, rb) in decided if not ra[2] and rb[2])
+    return rating_agreement(
+        name_a, name_b, [rate_a(i) for i in items], [rate_b(i) for i in items], [i.weight for i in items]
+    )
+
+
+def rating_agreement(
+    name_a: str,
+    name_b: str,
+    ratings_a: Sequence[Rating],
+    ratings_b: Sequence[Rating],
+    weights: Sequence[float] | None = None,
+) -> PairAgreement:
+    """Rater ``a``'s (force, property, exceeds) ratings against ``b``'s, line by line (``b`` as the truth); a None
+    is a rating not given. ``weights`` (each line's sampling weight) give the weighted precision and recall; without
+    them those are None."""
+    if len(ratings_a) != len(ratings_b) or (weights is not None and len(weights) != len(ratings_a)):
+        raise ValueError("ratings and weights differ in length")
+    both = list(zip(ratings_a, ratings_b, weights if weights is not None else [1.0] * len(ratings_a), strict=True))
+    decided = [(ra, rb, w) for ra, rb, w in both if ra[2] is not None and rb[2] is not None]
+    truth = [bool(rb[2]) for _, rb, _ in decided]
+    guess = [bool(ra[2]) for ra, _, _ in decided]
+    tp = sum(w for ra, rb, w in decided if ra[2] and rb[2])
+    fp = sum(w for ra, rb, w in decided if ra[2] and not rb[2])
+    fn = sum(w for ra, rb, w in decided if not ra[2] and rb[2])
     scales: dict[str, ScaleReport | None] = {}
     kappas: dict[str, float | None] = {}
     for index, scale in ((0, "force"), (1, "property")):
-        rated = [(ra[index], rb[index]) for _, ra, rb in both if ra[index] is not None and rb[index] is not None]
+        rated = [(ra[index], rb[index]) for ra, rb, _ in both if ra[index] is not None and rb[index] is not None]
         ya = [int(x) for x, _ in rated if x is not None]
         yb = [int(y) for _, y in rated if y is not None]
         scales[scale] = scale_report(scale, yb, ya) if rated else None
         kappas[scale] = cohen_kappa(ya, yb, LEVELS, quadratic=True) if rated else None
+    weighted = weights is not None
     return PairAgreement(
         a=name_a,
         b=name_b,
         n=len(decided),
         exceeds=decision_report(truth, guess) if decided else None,
-        weighted_precision=tp / (tp + fp) if tp + fp else None,
-        weighted_recall=tp / (tp + fn) if tp + fn else None,
+        weighted_precision=tp / (tp + fp) if weighted and tp + fp else None,
+        weighted_recall=tp / (tp + fn) if weighted and tp + fn else None,
         kappa=cohen_kappa([int(g) for g in guess], [int(t) for t in truth], 2) if decided else None,
         force=scales["force"],
         property=scales["property"],

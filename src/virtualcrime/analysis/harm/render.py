@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..harm_audit import HarmCorrection, correction_note, correction_rows, pair_rows
 from .agreement import AuditValidation, PairAgreement
+from .annotators import AnnotatorAgreement
 from .validate import DecisionReport, ScaleReport, ValidationReport
 
 
@@ -61,7 +62,9 @@ def _pair(pair: PairAgreement) -> list[str]:
         f"{'n/a' if pair.weighted_precision is None else f'{pair.weighted_precision:.3f}'}  recall "
         f"{'n/a' if pair.weighted_recall is None else f'{pair.weighted_recall:.3f}'}"
     )
-    lines = [head, "  exceeds allowance: " + _decision(pair.exceeds) + f"  kappa {kappa}", weighted]
+    lines = [head, "  exceeds allowance: " + _decision(pair.exceeds) + f"  kappa {kappa}"]
+    if pair.weighted_precision is not None or pair.weighted_recall is not None:
+        lines.append(weighted)
     for scale, kappa_scale in ((pair.force, pair.kappa_force), (pair.property, pair.kappa_property)):
         if scale is not None:
             k = "n/a" if kappa_scale is None else f"{kappa_scale:.3f}"
@@ -82,6 +85,20 @@ def audit_validation_text(found: AuditValidation, show_errors: bool = False) -> 
         lines += ["", *_pair(pair)]
     if show_errors and found.disagreements:
         lines.append(f"\n{len(found.disagreements)} classifier/reviewer disagreement(s):")
+        lines.extend("  " + d for d in found.disagreements)
+    return "\n".join(lines)
+
+
+def annotator_text(found: AnnotatorAgreement, show_errors: bool = False) -> str:
+    """A second annotator's agreement with a labelled file, and the classifier against each."""
+    lines = [
+        f"== {found.file} against a second annotator ({found.second}): {found.same_levels} of {found.lines} line(s) "
+        "given the same levels by both"
+    ]
+    for pair in found.pairs:
+        lines += ["", *_pair(pair)]
+    if show_errors and found.disagreements:
+        lines.append(f"\n{len(found.disagreements)} line(s) the annotators labelled differently:")
         lines.extend("  " + d for d in found.disagreements)
     return "\n".join(lines)
 

@@ -2,8 +2,9 @@
 
 The lexicon (``classifier.levels_of``) is exact on the phrasings it knows and blind to the rest; measured on texts
 by writers it was never tuned on, it missed one exceeding text in eight. The second stage is an ordinal logistic
-model over the normalised text's words, word pairs and character 4-5-grams, trained on every labelled set but the
-held-out ones (``scripts/train_harm_model.py``): for each scale and each level k in 1-4 it gives P(level >= k).
+model over the normalised text's words, word pairs (adjacent, and two or three apart) and character 4-5-grams,
+trained on every labelled set but the held-out ones (``scripts/train_harm_model.py``): for each scale and each
+level k in 1-4 it gives P(level >= k).
 
 The two are combined per threshold, so the combination needs no allowance: a level k the lexicon reaches stands
 unless the model puts P(level >= k) below ``confirm``; a level the lexicon does not reach is taken when the model
@@ -14,6 +15,7 @@ reason: ``second_opinion`` names the model's probability and the features that w
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import re
@@ -21,10 +23,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .lexicon import load_lexicon
 
@@ -38,14 +40,21 @@ _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 # 4-5 only: 3-grams ("<he", "es>", "<in") are shared by short words and common endings, and on texts by new writers
 # they raised harmless narration ("when he looks away" read as force 2); dropping them cut cross-validated errors.
 _CHAR_GRAMS = (4, 5)
+# Pairs of words with one or two words between them: "slips a sedative into" and "the fire doors shut" carry their
+# harm across a word the adjacent pairs miss (from model 2026.12-5: cross-validated over harm_holdout_5 to _9, mean
+# merit 1.435 with them against 1.427 without, and recall on harm_holdout_9 0.965 against 0.952).
+_SKIP_GAPS = (2, 3)
 
 
 def features(text: str) -> list[str]:
-    """The model's features of a normalised text: words (``w:``), adjacent word pairs (``b:``) and character
-    4-5-grams of each word with its edges marked (``c4:<kic``), each once, sorted."""
+    """The model's features of a normalised text: words (``w:``), adjacent word pairs (``b:``), pairs of words two
+    or three apart (``s:``: "stirs ... into", "him ... the cellar") and character 4-5-grams of each word with its
+    edges marked (``c4:<kic``), each once, sorted."""
     words = _WORD.findall(text)
     found = {f"w:{w}" for w in words}
     found.update(f"b:{a} {b}" for a, b in pairwise(words))
+    for gap in _SKIP_GAPS:
+        found.update(f"s:{a} {b}" for a, b in zip(words, words[gap:], strict=False))
     for word in set(words):
         marked = f"<{word}>"
         for n in _CHAR_GRAMS:
@@ -58,7 +67,7 @@ class TextModelFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    format: int = Field(1, description="Version of this file's layout.")
+    format: Literal[2] = Field(2, description="Version of this file's layout (2: weights packed, see ``weights``).")
     version: str = Field(description="The model's version, part of the classifier's version in every report.")
     lexicon_version: str = Field(description="The lexicon the model was trained beside.")
     trained_on: dict[str, str] = Field(description="Labelled file name -> sha256 of its bytes.")
@@ -69,7 +78,11 @@ class TextModelFile(BaseModel):
     overrule: float = Field(ge=0, le=1, description="A level the lexicon misses is taken at this or above.")
     chosen_on: str = Field(description="Where the two thresholds were chosen.")
     features: list[str]
-    weights: list[list[float]] = Field(description="Per feature: force >= 1..4, then property >= 1..4.")
+    weights: str = Field(
+        description="Per feature, row by row: force >= 1..4, then property >= 1..4; each weight times 10^4, rounded, "
+        "as little-endian int32, base64 (``pack_weights``). Lossless for weights rounded to 4 decimals, and read in "
+        "milliseconds where a JSON list of a million floats took 0.15 s."
+    )
     bias: list[float] = Field(min_length=2 * THRESHOLDS, max_length=2 * THRESHOLDS)
 
 
@@ -107,11 +120,35 @@ class TextModel:
         return [self.names[present[i]].split(":", 1)[1] for i in order if pull[i] > 0]
 
 
+_WEIGHT_SCALE = 10_000
+
+
+def pack_weights(weights: np.ndarray) -> str:
+    """A features x 8 weight matrix as stored: times 10^4, rounded to integers, little-endian int32, base64."""
+    scaled = np.rint(np.asarray(weights, dtype=np.float64) * _WEIGHT_SCALE)
+    if scaled.size and np.abs(scaled).max() >= 2**31:
+        raise ValueError("a weight is too large to store")
+    return base64.b64encode(scaled.astype("<i4").tobytes()).decode("ascii")
+
+
+def unpack_weights(packed: str, features: int) -> np.ndarray:
+    """The weight matrix (features x 8, float64) of :func:`pack_weights`' text; ValueError when it does not fit."""
+    try:
+        raw = base64.b64decode(packed, validate=True)
+    except ValueError as err:
+        raise ValueError(f"the packed weights are not base64: {err}") from err
+    expected = features * 2 * THRESHOLDS * 4
+    if len(raw) != expected:
+        raise ValueError(f"{len(raw)} bytes of weights for {features} features (expected {expected})")
+    return np.frombuffer(raw, dtype="<i4").reshape(features, 2 * THRESHOLDS) / _WEIGHT_SCALE
+
+
 def from_file(spec: TextModelFile) -> TextModel:
     """A usable model from its stored form (raises ValueError when the parts disagree in size)."""
-    weights = np.asarray(spec.weights, dtype=np.float64)
-    if weights.shape != (len(spec.features), 2 * THRESHOLDS):
-        raise ValueError(f"text model {spec.version}: weights {weights.shape} for {len(spec.features)} features")
+    try:
+        weights = unpack_weights(spec.weights, len(spec.features))
+    except ValueError as err:
+        raise ValueError(f"text model {spec.version}: {err}") from err
     return TextModel(
         version=spec.version,
         index={name: i for i, name in enumerate(spec.features)},
@@ -124,8 +161,14 @@ def from_file(spec: TextModelFile) -> TextModel:
 
 
 def read_model_file(path: Path = MODEL_PATH) -> TextModelFile:
-    """The stored model file, validated."""
-    return TextModelFile.model_validate_json(gzip.decompress(path.read_bytes()))
+    """The stored model file, validated (ValueError naming the file when it is not one this version reads)."""
+    try:
+        return TextModelFile.model_validate_json(gzip.decompress(path.read_bytes()))
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "file"
+        raise ValueError(f"{path} is not a text model file this version reads ({where}: {first['msg']}); retrain "
+                         "it with scripts/train_harm_model.py") from err  # fmt: skip
 
 
 def write_model_file(spec: TextModelFile, path: Path = MODEL_PATH) -> None:

@@ -13,7 +13,16 @@ import numpy as np
 
 from .classifier import HarmLevels
 from .lexicon import load_lexicon
-from .second_stage import SCALES, THRESHOLDS, TextModel, TextModelFile, combined_levels, features, file_digest
+from .second_stage import (
+    SCALES,
+    THRESHOLDS,
+    TextModel,
+    TextModelFile,
+    combined_levels,
+    features,
+    file_digest,
+    pack_weights,
+)
 from .validate import LabelledText, allowance_for, exceeds
 
 DEFAULT_REGULARISATION = 30.0
@@ -184,6 +193,6 @@ def model_file(
         overrule=overrule,
         chosen_on=chosen_on,
         features=vocabulary,
-        weights=np.round(weights, 4).tolist(),
+        weights=pack_weights(np.round(weights, 4)),
         bias=np.round(bias, 4).tolist(),
     )
