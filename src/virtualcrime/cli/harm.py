@@ -15,9 +15,14 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .common import CliError, positive_int
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+_M = TypeVar("_M", bound="BaseModel")
 
 DEFAULT_AUDIT = "harm-audit.jsonl"
 
@@ -174,19 +179,24 @@ def _validate_files(
     return 0
 
 
-def _second_annotator(file: str, second_file: str, report: Any) -> Any:
+def _validated(model: type[_M], file: str, number: int, row: dict[str, Any]) -> _M:
+    """``row`` as ``model``, or a CliError naming the file, the line and the first problem."""
     from pydantic import ValidationError
 
+    try:
+        return model.model_validate(row)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "line"
+        raise CliError(f"{file}:{number}: {where}: {first['msg']}") from err
+
+
+def _second_annotator(file: str, second_file: str, report: Any) -> Any:
     from ..analysis.harm.annotators import SecondLabel, annotator_agreement
 
     second: dict[int, SecondLabel] = {}
     for number, row in _read_lines(second_file, texts=False):
-        try:
-            label = SecondLabel.model_validate(row)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            raise CliError(f"{second_file}:{number}: {where}: {first['msg']}") from err
+        label = _validated(SecondLabel, second_file, number, row)
         if label.line in second:
             raise CliError(f"{second_file}:{number}: line {label.line} is labelled twice")
         second[label.line] = label
@@ -197,18 +207,11 @@ def _second_annotator(file: str, second_file: str, report: Any) -> Any:
 
 
 def _validate_labelled(file: str, rows: list[tuple[int, dict[str, Any]]], lexicon_only: bool = False) -> Any:
-    from pydantic import ValidationError
-
     from ..analysis.harm.validate import LabelledText, allowance_for, validate
 
     examples: list[tuple[int, LabelledText]] = []
     for number, row in rows:
-        try:
-            example = LabelledText.model_validate(row)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "line"
-            raise CliError(f"{file}:{number}: {where}: {first['msg']}") from err
+        example = _validated(LabelledText, file, number, row)
         if example.objective is not None:
             try:
                 allowance_for(example.objective)

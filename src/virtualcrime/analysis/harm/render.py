@@ -81,12 +81,8 @@ def audit_validation_text(found: AuditValidation, show_errors: bool = False) -> 
         f"reviewer labels: {found.reviewer_labelled}; model labels: {found.model_labelled}"
         + (f" ({found.model_errors} model call(s) gave no usable answer)" if found.model_errors else ""),
     ]
-    for pair in found.pairs:
-        lines += ["", *_pair(pair)]
-    if show_errors and found.disagreements:
-        lines.append(f"\n{len(found.disagreements)} classifier/reviewer disagreement(s):")
-        lines.extend("  " + d for d in found.disagreements)
-    return "\n".join(lines)
+    return _with_pairs(lines, found.pairs, found.disagreements if show_errors else [], "classifier/reviewer "
+                       "disagreement(s)")  # fmt: skip
 
 
 def annotator_text(found: AnnotatorAgreement, show_errors: bool = False) -> str:
@@ -95,11 +91,17 @@ def annotator_text(found: AnnotatorAgreement, show_errors: bool = False) -> str:
         f"== {found.file} against a second annotator ({found.second}): {found.same_levels} of {found.lines} line(s) "
         "given the same levels by both"
     ]
-    for pair in found.pairs:
+    return _with_pairs(lines, found.pairs, found.disagreements if show_errors else [],
+                       "line(s) the annotators labelled differently")  # fmt: skip
+
+
+def _with_pairs(head: list[str], pairs: list[PairAgreement], disagreements: list[str], what: str) -> str:
+    lines = list(head)
+    for pair in pairs:
         lines += ["", *_pair(pair)]
-    if show_errors and found.disagreements:
-        lines.append(f"\n{len(found.disagreements)} line(s) the annotators labelled differently:")
-        lines.extend("  " + d for d in found.disagreements)
+    if disagreements:
+        lines.append(f"\n{len(disagreements)} {what}:")
+        lines.extend("  " + d for d in disagreements)
     return "\n".join(lines)
 
 
