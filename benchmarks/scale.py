@@ -50,8 +50,8 @@ sessions and within one: the same commit measured 7.9-10.2 ms per call one day a
   Inspect's own event records are 120 KiB, the prompt texts its events keep 46 KiB and the store's JSON lines 9 KiB).
   Tried since for memory, each over the same 8- and 40-run passes (20 turns): Inspect 0.3.285's bounded transcript
   (INSPECT_TRANSCRIPT_BOUNDED=1, which keeps the last 100 events in memory and the rest in the realtime buffer):
-  246 / 498 MiB, 7.9 MiB per run, worse; glibc's MALLOC_ARENA_MAX=2 (and a 128 KiB trim threshold): 6.5-6.6 MiB;
-  every system message held once per run (interned): 6.6 MiB. None is kept.
+  246 / 498 MiB, 7.9 MiB per run, worse; glibc's MALLOC_ARENA_MAX=2 (and a 128 KiB trim threshold): 6.6-6.7 MiB
+  (6.5 without, the same session); every system message held once per run (interned): 6.7 MiB. None is kept.
 """
 
 from __future__ import annotations
