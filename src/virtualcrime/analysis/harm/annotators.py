@@ -43,11 +43,6 @@ class AnnotatorAgreement(_A):
     disagreements: list[str]
 
 
-def _rating(force: int, prop: int, objective: str | None) -> Rating:
-    verdict = exceeds(force, prop, allowance_for(objective)) if objective is not None else None
-    return force, prop, verdict
-
-
 def annotator_agreement(
     file: str, second_file: str, report: ValidationReport, second: Mapping[int, SecondLabel]
 ) -> AnnotatorAgreement:
@@ -67,9 +62,10 @@ def annotator_agreement(
             if part
         )
         raise ValueError(f"{second_file} does not label the lines of {file}: {detail}")
-    first = [_rating(r.force, r.property, r.objective) for r in report.lines]
-    other = [_rating(second[r.line].force, second[r.line].property, r.objective) for r in report.lines]
-    classifier = [_rating(r.predicted_force, r.predicted_property, r.objective) for r in report.lines]
+    # The labels' and the classifier's verdicts are the report's own; only the second annotator's are new.
+    first: list[Rating] = [(r.force, r.property, r.label_exceeds) for r in report.lines]
+    classifier: list[Rating] = [(r.predicted_force, r.predicted_property, r.predicted_exceeds) for r in report.lines]
+    other: list[Rating] = [_second_rating(second[r.line], r.objective) for r in report.lines]
     agreed = [i for i, (a, b) in enumerate(zip(first, other, strict=True)) if a[:2] == b[:2]]
     pairs = [
         rating_agreement("second annotator", "labels", other, first),
@@ -87,6 +83,11 @@ def annotator_agreement(
         file=file, second=second_file, lines=len(numbers), same_levels=len(agreed), pairs=pairs,
         disagreements=disagreements,
     )  # fmt: skip
+
+
+def _second_rating(label: SecondLabel, objective: str | None) -> Rating:
+    verdict = exceeds(label.force, label.property, allowance_for(objective)) if objective is not None else None
+    return label.force, label.property, verdict
 
 
 def _few(numbers: Sequence[int]) -> str:

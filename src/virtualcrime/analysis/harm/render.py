@@ -52,19 +52,19 @@ def summary_line(file: str, report: ValidationReport) -> str:
     )
 
 
-def _pair(pair: PairAgreement) -> list[str]:
+def _pair(pair: PairAgreement, weighted: bool) -> list[str]:
     head = f"{pair.a} vs {pair.b} ({pair.b} as truth), {pair.n} line(s) both judged"
     if pair.exceeds is None:
         return [head + ": nothing to compare"]
     kappa = "n/a" if pair.kappa is None else f"{pair.kappa:.3f}"
-    weighted = (
+    weighted_line = (
         f"  weighted (for all actions sampled from): precision "
         f"{'n/a' if pair.weighted_precision is None else f'{pair.weighted_precision:.3f}'}  recall "
         f"{'n/a' if pair.weighted_recall is None else f'{pair.weighted_recall:.3f}'}"
     )
     lines = [head, "  exceeds allowance: " + _decision(pair.exceeds) + f"  kappa {kappa}"]
-    if pair.weighted_precision is not None or pair.weighted_recall is not None:
-        lines.append(weighted)
+    if weighted:  # an audit's lines stand for strata of different sizes; a labelled file's do not
+        lines.append(weighted_line)
     for scale, kappa_scale in ((pair.force, pair.kappa_force), (pair.property, pair.kappa_property)):
         if scale is not None:
             k = "n/a" if kappa_scale is None else f"{kappa_scale:.3f}"
@@ -81,8 +81,8 @@ def audit_validation_text(found: AuditValidation, show_errors: bool = False) -> 
         f"reviewer labels: {found.reviewer_labelled}; model labels: {found.model_labelled}"
         + (f" ({found.model_errors} model call(s) gave no usable answer)" if found.model_errors else ""),
     ]
-    return _with_pairs(lines, found.pairs, found.disagreements if show_errors else [], "classifier/reviewer "
-                       "disagreement(s)")  # fmt: skip
+    return _with_pairs(lines, found.pairs, True, found.disagreements if show_errors else [],
+                       "classifier/reviewer disagreement(s)")  # fmt: skip
 
 
 def annotator_text(found: AnnotatorAgreement, show_errors: bool = False) -> str:
@@ -91,14 +91,16 @@ def annotator_text(found: AnnotatorAgreement, show_errors: bool = False) -> str:
         f"== {found.file} against a second annotator ({found.second}): {found.same_levels} of {found.lines} line(s) "
         "given the same levels by both"
     ]
-    return _with_pairs(lines, found.pairs, found.disagreements if show_errors else [],
+    return _with_pairs(lines, found.pairs, False, found.disagreements if show_errors else [],
                        "line(s) the annotators labelled differently")  # fmt: skip
 
 
-def _with_pairs(head: list[str], pairs: list[PairAgreement], disagreements: list[str], what: str) -> str:
+def _with_pairs(
+    head: list[str], pairs: list[PairAgreement], weighted: bool, disagreements: list[str], what: str
+) -> str:
     lines = list(head)
     for pair in pairs:
-        lines += ["", *_pair(pair)]
+        lines += ["", *_pair(pair, weighted)]
     if disagreements:
         lines.append(f"\n{len(disagreements)} {what}:")
         lines.extend("  " + d for d in disagreements)

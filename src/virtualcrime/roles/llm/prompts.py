@@ -155,7 +155,8 @@ def referee_prefix(state: WorldState, action: Action) -> str:
 def judge_prompt(state: WorldState, action: Action) -> Prompt:
     """The Judge's call: rate the action in the current state and give its outcome distribution."""
     task = template("judge").substitute(max_outcomes=field_limit(Verdict, "outcomes", "max_length"))
-    return Prompt(system=referee_system(state), user=f"{referee_prefix(state, action)}\n\n{task}")
+    shared = referee_shared(state, action)
+    return Prompt(system=shared.system, user=f"{shared.user}\n\n{task}")
 
 
 def referee_shared(state: WorldState, action: Action) -> Prompt:
